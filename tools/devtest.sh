@@ -3,7 +3,8 @@
 # of the working tree, without touching the tree itself.
 #   tools/devtest.sh pure     [pytest args...]
 #   tools/devtest.sh compiled [pytest args...]   (builds in a private copy under $TMPDIR)
-# PYTHON defaults to the python3 on PATH; it needs mypy==2.4.1, librt, pytest, hypothesis.
+# PYTHON defaults to python3 (3.11+: -P keeps the source tree off sys.path); it needs
+# mypy==2.4.1, librt, pytest, hypothesis.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:?usage: devtest.sh pure|compiled [pytest args]}; shift
@@ -25,4 +26,4 @@ case "$mode" in
   *) echo "mode must be pure or compiled" >&2; exit 2 ;;
 esac
 cd "$here"
-CQLCODEC_EXPECT=$mode exec "$py" -m pytest -p no:cacheprovider "$@"
+CQLCODEC_EXPECT=$mode exec "$py" -P -m pytest -p no:cacheprovider "$@"
