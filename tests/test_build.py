@@ -1,0 +1,80 @@
+"""The build itself: which implementation is active, version, packaging facts."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pathlib
+import re
+
+import pytest
+
+import cqlcodec
+
+CORE_MODULES = ["cqlcodec._codec", "cqlcodec._types", "cqlcodec._wire", "cqlcodec._codecs"]
+
+
+def test_version_is_pep440() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+([ab]\d+|rc\d+|\.dev\d+)?", cqlcodec.__version__)
+
+
+def test_compiled_flag_matches_loaded_modules() -> None:
+    suffixes = {pathlib.Path(importlib.import_module(m).__file__ or "").suffix for m in CORE_MODULES}
+    if cqlcodec.COMPILED:
+        assert suffixes <= {".so", ".pyd"}, suffixes
+    else:
+        assert suffixes == {".py"}, suffixes
+
+
+@pytest.mark.compiled_only
+def test_compiled_build_loads_extension_modules() -> None:
+    for name in CORE_MODULES:
+        module = importlib.import_module(name)
+        assert (module.__file__ or "").endswith((".so", ".pyd")), module.__file__
+    # compiled functions are builtins, not Python functions
+    from cqlcodec import _wire
+
+    assert type(_wire.check_protocol_version).__name__ == "builtin_function_or_method"
+
+
+@pytest.mark.compiled_only
+def test_group_library_stays_inside_the_package() -> None:
+    package_dir = pathlib.Path(cqlcodec.__file__ or "").parent
+    assert list(package_dir.glob("_native__mypyc*")), "the mypyc group library is missing"
+    site = package_dir.parent
+    strays = [p.name for p in site.glob("*__mypyc*") if p.is_file()]
+    assert not strays, f"stray top-level mypyc libraries: {strays}"
+
+
+@pytest.mark.interpreted_only
+def test_interpreted_build_has_no_extensions() -> None:
+    package_dir = pathlib.Path(cqlcodec.__file__ or "").parent
+    assert not list(package_dir.glob("*.so")) and not list(package_dir.glob("*.pyd"))
+
+
+def test_expected_build_env_is_honoured() -> None:
+    expected = os.environ.get("CQLCODEC_EXPECT")
+    if expected is None:
+        pytest.skip("CQLCODEC_EXPECT not set (not run by nox)")
+    assert expected == ("compiled" if cqlcodec.COMPILED else "pure")
+
+
+def test_sources_ship_with_py_typed() -> None:
+    package_dir = pathlib.Path(cqlcodec.__file__ or "").parent
+    assert (package_dir / "py.typed").is_file()
+    assert (package_dir / "_types.py").is_file()
+
+
+def test_every_public_name_is_exported_and_documented() -> None:
+    for name in cqlcodec.__all__:
+        assert hasattr(cqlcodec, name), name
+        obj = getattr(cqlcodec, name)
+        if callable(obj) and not name.startswith("__"):
+            assert (getattr(obj, "__doc__", None) or "").strip(), f"{name} has no docstring"
+
+
+def test_errors_share_one_base() -> None:
+    for name in cqlcodec.__all__:
+        obj = getattr(cqlcodec, name)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            assert issubclass(obj, cqlcodec.CodecError), name
