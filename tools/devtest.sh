@@ -14,7 +14,7 @@ case "$mode" in
     export PYTHONPATH="$here"
     ;;
   compiled)
-    work=${DEVTEST_DIR:-${TMPDIR:-/tmp}/cqlcodec-devbuild-$USER-$$}
+    work=${DEVTEST_DIR:-${TMPDIR:-/tmp}/cqlcodec-devbuild-${USER:-$(id -u)}-$$}
     rm -rf "$work"; mkdir -p "$work"
     cp -r "$here/cqlcodec" "$here/setup.py" "$here/pyproject.toml" "$here/README.md" "$work/"
     [ -d "$here/stubs" ] && cp -r "$here/stubs" "$work/"
