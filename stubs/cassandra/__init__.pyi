@@ -1,0 +1,21 @@
+"""Stubs for the parts of cassandra-driver / scylla-driver (package ``cassandra``) that
+cqlcodec.driver and tests/integration use. Both drivers install the same package."""
+
+from typing import Any
+
+__version__: str
+__version_info__: tuple[Any, ...]
+
+class DriverException(Exception): ...
+
+class ConsistencyLevel:
+    ONE: int
+    QUORUM: int
+    LOCAL_ONE: int
+    LOCAL_QUORUM: int
+    ALL: int
+
+class ProtocolVersion:
+    V3: int
+    V4: int
+    V5: int

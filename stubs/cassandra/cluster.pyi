@@ -1,0 +1,82 @@
+"""Cluster, Session and result sets."""
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from cassandra.policies import ColumnEncryptionPolicy, LoadBalancingPolicy
+from cassandra.protocol import _ProtocolHandler
+from cassandra.query import PreparedStatement, Statement
+
+class Cluster:
+    protocol_version: int
+    port: int
+    column_encryption_policy: ColumnEncryptionPolicy | None
+    sessions: Any
+    def __init__(self, contact_points: Sequence[str] = ..., port: int = 9042,
+                 compression: bool = True, auth_provider: Any = None,
+                 load_balancing_policy: LoadBalancingPolicy | None = None,
+                 reconnection_policy: Any = None, default_retry_policy: Any = None,
+                 conviction_policy_factory: Any = None, metrics_enabled: bool = False,
+                 connection_class: Any = None, ssl_options: Any = None,
+                 sockopts: Any = None, cql_version: str | None = None,
+                 protocol_version: int = ..., executor_threads: int = 2,
+                 max_schema_agreement_wait: int = 10, control_connection_timeout: float = 2.0,
+                 idle_heartbeat_interval: int = 30, schema_event_refresh_window: int = 2,
+                 topology_event_refresh_window: int = 10, connect_timeout: float = 5,
+                 schema_metadata_enabled: bool = True, token_metadata_enabled: bool = True,
+                 execution_profiles: dict[object, ExecutionProfile] | None = None,
+                 column_encryption_policy: ColumnEncryptionPolicy | None = None,
+                 **kwargs: Any) -> None: ...
+    def connect(self, keyspace: str | None = None, wait_for_all_pools: bool = False) -> Session: ...
+    def shutdown(self) -> None: ...
+    def register_user_type(self, keyspace: str, user_type: str, klass: type) -> None: ...
+
+class ResultSet:
+    column_names: list[str] | None
+    column_types: list[Any] | None
+    @property
+    def current_rows(self) -> list[Any]: ...
+    @property
+    def has_more_pages(self) -> bool: ...
+    @property
+    def paging_state(self) -> bytes | None: ...
+    def fetch_next_page(self) -> None: ...
+    def one(self) -> Any: ...
+    def all(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __getitem__(self, i: int) -> Any: ...
+
+class ResponseFuture:
+    def result(self) -> ResultSet: ...
+
+class Session:
+    cluster: Cluster
+    keyspace: str | None
+    row_factory: Callable[[list[str], list[tuple[Any, ...]]], Any]
+    default_fetch_size: int | None
+    default_timeout: float
+    client_protocol_handler: type[_ProtocolHandler]
+    def execute(self, query: str | Statement | PreparedStatement,
+                parameters: Sequence[Any] | Mapping[str, Any] | None = None,
+                timeout: float = ..., trace: bool = False, custom_payload: Any = None,
+                execution_profile: Any = ..., paging_state: bytes | None = None,
+                host: Any = None, execute_as: str | None = None) -> ResultSet: ...
+    def execute_async(self, query: str | Statement | PreparedStatement,
+                      parameters: Sequence[Any] | Mapping[str, Any] | None = None,
+                      trace: bool = False, custom_payload: Any = None, timeout: float = ...,
+                      execution_profile: Any = ..., paging_state: bytes | None = None,
+                      host: Any = None, execute_as: str | None = None) -> ResponseFuture: ...
+    def prepare(self, query: str, custom_payload: Any = None,
+                keyspace: str | None = None) -> PreparedStatement: ...
+    def set_keyspace(self, keyspace: str) -> None: ...
+    def shutdown(self) -> None: ...
+
+EXEC_PROFILE_DEFAULT: object
+
+class ExecutionProfile:
+    def __init__(self, load_balancing_policy: LoadBalancingPolicy | None = None,
+                 retry_policy: Any = None, consistency_level: int = ...,
+                 serial_consistency_level: int | None = None, request_timeout: float = 10.0,
+                 row_factory: Callable[[list[str], list[tuple[Any, ...]]], Any] = ...,
+                 speculative_execution_policy: Any = None,
+                 continuous_paging_options: Any = None) -> None: ...

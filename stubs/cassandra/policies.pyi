@@ -1,0 +1,19 @@
+from typing import NamedTuple
+
+from cassandra.cqltypes import _CassandraType
+
+class ColDesc(NamedTuple):
+    ks: str
+    table: str
+    col: str
+
+class ColumnEncryptionPolicy:
+    def encrypt(self, coldesc: ColDesc, obj_bytes: bytes) -> bytes: ...
+    def decrypt(self, coldesc: ColDesc, encrypted_bytes: bytes) -> bytes: ...
+    def contains_column(self, coldesc: ColDesc) -> bool: ...
+    # defined by the concrete policies (AES256ColumnEncryptionPolicy), used by the driver
+    def column_type(self, coldesc: ColDesc) -> type[_CassandraType]: ...
+
+class LoadBalancingPolicy: ...
+class RoundRobinPolicy(LoadBalancingPolicy):
+    def __init__(self) -> None: ...

@@ -1,0 +1,101 @@
+"""Fixtures of the integration tests: a real Cassandra (``CQLCODEC_CASSANDRA=host:port``),
+one schema with every CQL type, and pairs of driver sessions, one with the driver alone
+and one with cqlcodec installed, for protocol v4 and v5.
+
+Without ``CQLCODEC_CASSANDRA`` every test here is skipped, so the unit sessions skip them.
+``tools/cassandra.sh`` starts a server; ``nox -s integration`` does it all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
+from cassandra.policies import RoundRobinPolicy
+
+import cqlcodec.driver
+
+from .data import KEYSPACE, create_schema
+
+ADDRESS = os.environ.get("CQLCODEC_CASSANDRA", "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = os.path.dirname(__file__)
+    skip = pytest.mark.skip(reason="set CQLCODEC_CASSANDRA=host:port to run (tools/cassandra.sh)")
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.integration)
+            if not ADDRESS:
+                item.add_marker(skip)
+
+
+def _host_port() -> tuple[str, int]:
+    host, _, port = ADDRESS.rpartition(":")
+    return (host or "127.0.0.1"), int(port or "9042")
+
+
+def new_cluster(protocol_version: int, **kwargs: Any) -> Cluster:
+    """A driver Cluster for the test server at one protocol version (generous timeouts:
+    the server shares 2 cores with the tests)."""
+    host, port = _host_port()
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
+    return Cluster([host], port=port, protocol_version=protocol_version, **kwargs,
+                   execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                   connect_timeout=20, control_connection_timeout=20)
+
+
+class SessionPair:
+    """The same server through the driver alone and through the driver with cqlcodec."""
+
+    def __init__(self, protocol_version: int, **options: bool) -> None:
+        self.protocol_version = protocol_version
+        self.plain_cluster = new_cluster(protocol_version)
+        self.codec_cluster = new_cluster(protocol_version)
+        cqlcodec.driver.install(self.codec_cluster, **options)
+        self.plain: Session = self.plain_cluster.connect(KEYSPACE)
+        self.codec: Session = self.codec_cluster.connect(KEYSPACE)
+
+    def close(self) -> None:
+        self.plain_cluster.shutdown()
+        self.codec_cluster.shutdown()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def expected_driver() -> None:
+    """``CQLCODEC_DRIVER`` (set by nox) names the driver distribution that must be active."""
+    expected = os.environ.get("CQLCODEC_DRIVER")
+    if expected and ADDRESS:
+        assert cqlcodec.driver.driver_name() == expected, (
+            f"CQLCODEC_DRIVER={expected} but {cqlcodec.driver.driver_name()} is installed")
+
+
+@pytest.fixture(scope="session")
+def schema() -> Iterator[None]:
+    """Creates the keyspace (dropped first) with the tables and rows the tests read."""
+    cluster = new_cluster(4)
+    try:
+        create_schema(cluster.connect())
+    finally:
+        cluster.shutdown()
+    yield
+
+
+@pytest.fixture(scope="session", params=[4, 5], ids=["v4", "v5"])
+def pair(request: pytest.FixtureRequest, schema: None) -> Iterator[SessionPair]:
+    """Driver-alone and cqlcodec sessions (driver values) at protocol v4 and v5."""
+    p = SessionPair(int(request.param))
+    assert p.plain_cluster.protocol_version == request.param
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="session")
+def plain_pair(schema: None) -> Iterator[SessionPair]:
+    """Driver-alone and cqlcodec sessions with plain_values=True, numpy_vectors=True (v5)."""
+    p = SessionPair(5, plain_values=True, numpy_vectors=True)
+    yield p
+    p.close()
