@@ -221,9 +221,23 @@ def test_bind_accepts_driver_value_classes() -> None:
         assert t.serialize(adapter(value)) == dts[name].serialize(value, 4), (name, value)
 
 
+def _driver_reads_java_name(t: CqlType, inside_custom: bool = False) -> bool:
+    """False where the driver's Java-name parser is known to fail (spec 4.1): a UDT
+    nested in a class name (a vector) whose hex-encoded names are all decimal digits
+    (read as ints) or whose names are not ASCII."""
+    if t.kind == kinds.UDT and inside_custom:
+        for text in (t.name, *t.field_names):
+            encoded = text.encode("utf-8")
+            if not text.isascii() or encoded.hex().isdigit():
+                return False
+    nested = inside_custom or t.kind == kinds.VECTOR
+    return all(_driver_reads_java_name(s, nested) for s in t.subtypes)
+
+
 @given(type_trees(max_leaves=8))
 def test_cql_type_of_driver_classes(t: CqlType) -> None:
     assume(all(u.field_names for u in user_types_in(t)))  # the driver cannot read 0 fields
+    assume(_driver_reads_java_name(t))
     data, expected = option_bytes(t)
     assert drv.cql_type_of(driver_option_type(data)) == expected
 
