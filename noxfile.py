@@ -80,3 +80,158 @@ def demo(session: nox.Session) -> None:
     """The main job: a short encode/decode demo on the compiled build."""
     install_cqlcodec(session, "compiled")
     session.run("python", "-m", "cqlcodec", "demo")
+
+
+# --- integration (issue 6): cqlcodec inside the drivers against a real Cassandra 5.0.9 ---
+INTEGRATION_DRIVERS = {
+    "cassandra-driver": "cassandra-driver==3.30.1",
+    "scylla-driver": "scylla-driver==3.29.12",
+}
+INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24"]
+CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
+    "CASS_CQL_PORT": os.environ.get("CASS_CQL_PORT", "29042"),
+    "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),
+    "CASS_JMX_PORT": os.environ.get("CASS_JMX_PORT", "27199"),
+    "CASS_HEAP": os.environ.get("CASS_HEAP", "768M"),
+}
+
+
+def _cassandra(session: nox.Session, command: str) -> str:
+    out = session.run("bash", "tools/cassandra.sh", command, external=True, silent=True,
+                      env=CASSANDRA_ENV, success_codes=[0, 1])
+    return str(out or "").strip()
+
+
+@nox.session(python="3.11")
+@nox.parametrize("driver,impl", [
+    ("cassandra-driver", "compiled"),
+    ("scylla-driver", "compiled"),
+    ("cassandra-driver", "pure"),
+    ("scylla-driver", "pure"),
+])
+def integration(session: nox.Session, driver: str, impl: str) -> None:
+    """cqlcodec.driver with one driver and one build against a real Cassandra 5.0.9.
+
+    Starts the server with tools/cassandra.sh unless it is already running, and
+    then stops it again, even when the tests fail.
+    """
+    install_cqlcodec(session, impl)
+    session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
+    already_up = bool(_cassandra(session, "status"))
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    try:
+        session.run(
+            "pytest", "-p", "no:cacheprovider", "tests/integration", *session.posargs,
+            env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
+                 "CQLCODEC_EXPECT": impl, "CQLCODEC_DRIVER": driver},
+        )
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
+# --- benchmarks (issue 5): both cqlcodec builds side by side with both drivers ---
+# scylla-driver and cassandra-driver both install the `cassandra` package, and both
+# builds install `cqlcodec`, so each implementation gets its own venv; benchmarks/run.py
+# (run in the session venv, which imports none of them) drives one worker per venv.
+BENCH_ENVS = {  # venv -> (requirements, implementations its worker hosts)
+    "cqlcodec-compiled": (["numpy>=1.24"], "cqlcodec,floor"),
+    "cqlcodec-pure": (["numpy>=1.24"], "cqlcodec-pure"),
+    "scylla-driver": (["scylla-driver>=3.29,<3.30", "numpy>=1.24"], "scylla"),
+    "cassandra-driver": (["cassandra-driver==3.30.1", "numpy>=1.24"], "cassandra,cassandra-py"),
+}
+BENCH_SOURCES = ["cqlcodec", "_build_backend", "stubs", "setup.py", "pyproject.toml", "README.md"]
+
+
+def bench_venv(session: nox.Session, root: str, name: str, requirements: list[str],
+               env: dict[str, str] | None = None) -> str:
+    """Create venv ``root/name``, pip-install ``requirements`` (drivers: released wheels only)."""
+    path = os.path.join(root, name)
+    session.run("python", "-m", "venv", "--clear", path, silent=True)
+    python = os.path.join(path, "bin", "python")
+    session.run(python, "-m", "pip", "install", "-q", "--only-binary", "scylla-driver,cassandra-driver",
+                *requirements, external=True, env=env)
+    return python
+
+
+@nox.session(python="3.11")
+def bench(session: nox.Session) -> None:
+    """cqlcodec compiled + interpreted vs scylla-driver and cassandra-driver, every workload.
+
+    ``nox -s bench`` is the quick run (a few minutes on 2 cores); ``nox -s bench -- --full``
+    uses workloads.md's timings. Other arguments go to benchmarks/run.py (``--filter W5``).
+    Tables on stdout; bench-results/results.json and bench-results/ratios.png.
+    """
+    session.install("numpy>=1.24", "matplotlib")
+    tmp = os.path.abspath(session.create_tmp())
+    source = os.path.join(tmp, "src")  # build from a copy: nothing is written into the tree
+    shutil.rmtree(source, ignore_errors=True)
+    os.makedirs(source)
+    for item in BENCH_SOURCES:
+        if os.path.isdir(item):
+            shutil.copytree(item, os.path.join(source, item),
+                            ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
+        elif os.path.exists(item):
+            shutil.copy2(item, source)
+    workers = []
+    for name, (requirements, impls) in BENCH_ENVS.items():
+        if name.startswith("cqlcodec"):
+            compile_flag = "1" if name == "cqlcodec-compiled" else "0"
+            python = bench_venv(session, os.path.join(tmp, "envs"), name, [source, *requirements],
+                                env={"CQLCODEC_COMPILE": compile_flag, "MYPYC_OPT_LEVEL": "3"})
+        else:
+            python = bench_venv(session, os.path.join(tmp, "envs"), name, requirements)
+        workers += ["--worker", f"{python}={impls}"]
+    command = " ".join(["nox -s bench", *(["--", *session.posargs] if session.posargs else [])])
+    session.run("python", "benchmarks/run.py", *workers, "--command", command, *session.posargs)
+
+
+# --- fuzzing (issue 7): hostile input, resource bounds, threads and leaks, per build ---
+FUZZ_TESTS = ["tests/fuzz", "tests/test_limits.py", "tests/test_threads.py",
+              "tests/test_encode_bounds.py", "tests/test_leaks.py"]
+
+
+def _fuzz_options(args: list[str]) -> tuple[str, str, list[str]]:
+    """(budget seconds, seed, remaining pytest arguments) from ``--budget N --seed N``."""
+    budget, seed, rest = "300", "20240517", []
+    i = 0
+    while i < len(args):
+        name, _, value = args[i].partition("=")
+        if name in ("--budget", "--seed"):
+            if not value:
+                i += 1
+                value = args[i]
+            if name == "--budget":
+                budget = value
+            else:
+                seed = value
+        else:
+            rest.append(args[i])
+        i += 1
+    return budget, seed, rest
+
+
+@nox.session(python="3.11")
+@nox.parametrize("impl", IMPLS)
+def fuzz(session: nox.Session, impl: str) -> None:
+    """Long hostile-input run of one build: ``nox -s fuzz -- --budget 600 [--seed N]``.
+
+    The fuzzer runs for about ``--budget`` seconds (default 300) in a child process
+    (a crash or hang is reported with the input that caused it); then the resource,
+    thread, encoding-bound and leak tests, and for the compiled build the full
+    million-operation leak check. The JSON report goes to the session's tmp directory.
+    """
+    budget, seed, rest = _fuzz_options(session.posargs)
+    install_cqlcodec(session, impl)
+    session.install(*TEST_DEPS)
+    report = os.path.join(os.path.abspath(session.create_tmp()), f"fuzz-report-{impl}.json")
+    session.run(
+        "pytest", "-p", "no:cacheprovider", *FUZZ_TESTS, *rest,
+        env={"CQLCODEC_EXPECT": impl, "CQLCODEC_FUZZ_BUDGET": budget,
+             "CQLCODEC_FUZZ_SEED": seed, "CQLCODEC_FUZZ_REPORT": report,
+             "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "long")},
+    )
+    session.log(f"fuzz report: {report}")
+    if impl == "compiled":
+        session.run("python", "tools/leakcheck.py")

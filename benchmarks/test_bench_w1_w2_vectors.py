@@ -1,0 +1,14 @@
+"""pytest-benchmark: workload group(s) W1, W2 of workloads.md on every implementation here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import benchsupport
+
+
+@pytest.mark.parametrize(("case_id", "impl"), benchsupport.params("W1", "W2"))
+def test_bench(benchmark: Any, case_id: str, impl: str) -> None:
+    benchsupport.run(benchmark, case_id, impl)
