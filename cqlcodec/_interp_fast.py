@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import operator
 import struct
+import threading
 import uuid
 from typing import Any, Callable, Sequence
 
@@ -67,16 +68,40 @@ class _Stop(Exception):
     """A row the fast loop leaves to the checked loop."""
 
 
+_PLAN_CACHE_LIMIT = 128
+_plans: dict[tuple[Codec, ...], FastRows] = {}
+_plans_lock = threading.Lock()
+
+
 def plan_rows(columns: Sequence[object], codecs: Sequence[Codec],
               protocol_version: int) -> FastRows | None:
-    """A generated row loop for these column codecs, or None if none would help."""
-    ncols = len(codecs)
-    if ncols == 0:
+    """A generated row loop for these column codecs, or None if none would help.
+
+    Loops are cached by the codec objects (which are themselves cached per
+    type), so results with inline metadata do not generate code per message.
+    """
+    if not codecs:
         return None
+    key = tuple(codecs)
+    found = _plans.get(key)
+    if found is not None:
+        return found
     chars = [_STRUCT_CHARS.get(type(c)) for c in codecs]
     if all(ch is not None for ch in chars):
-        return _plan_fixed_rows(codecs, "".join(ch for ch in chars if ch))
-    return _plan_mixed_rows(codecs, chars)
+        plan = _plan_fixed_rows(codecs, "".join(ch for ch in chars if ch))
+    else:
+        plan = _plan_mixed_rows(codecs, chars)
+    with _plans_lock:
+        if len(_plans) >= _PLAN_CACHE_LIMIT:
+            for old in list(_plans)[: _PLAN_CACHE_LIMIT // 4]:
+                del _plans[old]
+        _plans[key] = plan
+    return plan
+
+
+def plan_cache_size() -> int:
+    """How many generated row loops are cached (at most 128)."""
+    return len(_plans)
 
 
 def _plan_fixed_rows(codecs: Sequence[Codec], chars: str) -> FastRows:
