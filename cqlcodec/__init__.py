@@ -72,12 +72,74 @@ __all__ += [
 # --- end types ---
 
 # --- parsing (issue 2) ---
+from cqlcodec._option import read_type_option
+from cqlcodec._parse import parse_type
+
+__all__ += [
+    "parse_type",
+    "read_type_option",
+]
 # --- end parsing ---
 
 # --- values (issue 3) ---
+from cqlcodec.values import Date, Duration, Time
+
+__all__ += ["Date", "Duration", "Time"]
+from cqlcodec.containers import FrozenMap, UdtValue, udt_class
+
+__all__ += ["FrozenMap", "UdtValue", "udt_class"]
 # --- end values ---
 
 # --- hot path: caches, metadata, bind, results (issue 4) ---
+from cqlcodec._bind import Bound
+from cqlcodec._cache import (
+    cache_limit,
+    cache_sizes,
+    clear_caches,
+    find_deserializer,
+    find_serializer,
+    make_deserializers,
+    make_serializers,
+    set_cache_limit,
+)
+from cqlcodec._encryption import ColumnEncryptionPolicy
+from cqlcodec._metadata import ColumnSpec, Prepared, decode_prepared
+from cqlcodec._results import (
+    Result,
+    RowsResult,
+    SchemaChangeResult,
+    SetKeyspaceResult,
+    VoidResult,
+    decode_result,
+    decode_rows_result,
+)
+from cqlcodec._rows import dict_factory, named_tuple_factory, tuple_factory
+
+__all__ += [
+    "Bound",
+    "cache_limit",
+    "cache_sizes",
+    "clear_caches",
+    "find_deserializer",
+    "find_serializer",
+    "make_deserializers",
+    "make_serializers",
+    "set_cache_limit",
+    "ColumnEncryptionPolicy",
+    "ColumnSpec",
+    "Prepared",
+    "decode_prepared",
+    "Result",
+    "RowsResult",
+    "SchemaChangeResult",
+    "SetKeyspaceResult",
+    "VoidResult",
+    "decode_result",
+    "decode_rows_result",
+    "dict_factory",
+    "named_tuple_factory",
+    "tuple_factory",
+]
 # --- end hot path ---
 
 
@@ -98,3 +160,10 @@ def _compiled() -> bool:
 
 COMPILED: bool = _compiled()
 """True exactly when the running cqlcodec modules are mypyc-compiled extensions."""
+
+# Load the codec factory (and, interpreted, the fast paths) now rather than on the
+# first decode, so the first call costs what every later call costs.
+from cqlcodec import _codecs  # noqa: E402,F401
+
+if not COMPILED:
+    from cqlcodec import _interp_fast  # noqa: E402,F401

@@ -212,8 +212,7 @@ def dict_factory(names: tuple[str, ...], rows: list[Row]) -> list[Any]:
 
 
 _NOT_ALNUM: Final = re.compile("[^a-zA-Z0-9]")
-_BAD_START: Final = re.compile("^[^a-zA-Z0-9]*")
-_BAD_END: Final = re.compile("[^a-zA-Z0-9_]*$")
+_ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _ROW_CLASS_LIMIT: Final = 256
 _row_classes: dict[tuple[str, ...], Any] = {}
 _row_classes_lock: Final = threading.Lock()
@@ -221,7 +220,16 @@ _namedtuple: Final[Any] = collections.namedtuple
 
 
 def _field_name(name: str) -> str:
-    return _NOT_ALNUM.sub("_", _BAD_START.sub("", _BAD_END.sub("", name)))
+    # Trim trailing characters other than [A-Za-z0-9_], then leading ones other than
+    # [A-Za-z0-9], then replace the rest; plain scans, because an anchored regex
+    # backtracks quadratically on hostile column names.
+    end = len(name)
+    while end > 0 and name[end - 1] not in _ALNUM and name[end - 1] != "_":
+        end -= 1
+    start = 0
+    while start < end and name[start] not in _ALNUM:
+        start += 1
+    return _NOT_ALNUM.sub("_", name[start:end])
 
 
 def row_class(names: tuple[str, ...]) -> Any:

@@ -8,18 +8,34 @@ from typing import Final
 from cqlcodec import _kinds as K
 from cqlcodec._codec import Codec
 from cqlcodec._wire import check_protocol_version, wrong_type
-from cqlcodec.errors import DecodeError
+from cqlcodec.errors import DecodeError, UnsupportedTypeError
 
 _INTERN_LIMIT: Final = 4096
+MAX_TYPE_DEPTH: Final = 128
+"""The deepest type tree that can be built (parsed text and metadata stop far earlier)."""
 _intern: dict[tuple[object, ...], CqlType] = {}
+# the scalar types, kept out of the eviction so there is one object per scalar kind
+_pinned: dict[tuple[object, ...], CqlType] = {}
 _intern_lock: Final = threading.Lock()
 
 _IDENT_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
+CQL_TYPE_KEYWORDS: Final = frozenset([
+    "ascii", "bigint", "blob", "boolean", "counter", "date", "decimal", "double", "duration",
+    "float", "inet", "int", "smallint", "text", "time", "timestamp", "timeuuid", "tinyint",
+    "uuid", "varchar", "varint", "list", "set", "map", "tuple", "frozen", "vector",
+])
+"""Words that name a type in CQL text; a user type with such a name must be quoted."""
+
 
 def quote_identifier(name: str) -> str:
-    """CQL text for an identifier: bare if lower-case [a-z][a-z0-9_]*, else double-quoted."""
-    if name and "a" <= name[0] <= "z" and all(ch in _IDENT_CHARS for ch in name):
+    """CQL text for an identifier: bare if lower-case [a-z][a-z0-9_]*, else double-quoted.
+
+    Type keywords (``int``, ``list``, ...) are quoted too, so the text parses back
+    to the same identifier rather than to the built-in type.
+    """
+    if (name and "a" <= name[0] <= "z" and all(ch in _IDENT_CHARS for ch in name)
+            and name not in CQL_TYPE_KEYWORDS):
         return name
     return '"' + name.replace('"', '""') + '"'
 
@@ -35,15 +51,21 @@ class CqlType:
     def __init__(self, kind: int, cql_name: str, subtypes: tuple[CqlType, ...],
                  dimension: int, keyspace: str, name: str,
                  field_names: tuple[str, ...], key: tuple[object, ...]) -> None:
-        self._kind = kind
-        self._cql_name = cql_name
-        self._subtypes = subtypes
-        self._dimension = dimension
-        self._keyspace = keyspace
-        self._name = name
-        self._field_names = field_names
-        self._key = key
-        self._hash = hash(key)
+        # Final: read-only at run time in the compiled build (and early-bound)
+        self._kind: Final = kind
+        self._cql_name: Final = cql_name
+        self._subtypes: Final = subtypes
+        self._dimension: Final = dimension
+        self._keyspace: Final = keyspace
+        self._name: Final = name
+        self._field_names: Final = field_names
+        self._key: Final = key
+        self._hash: Final = hash(key)
+        depth = 0
+        for sub in subtypes:
+            if sub._depth > depth:
+                depth = sub._depth
+        self._depth: Final[int] = depth + 1
         self._codec: Codec | None = None
         self._variants: dict[int, Codec] = {}
 
@@ -162,12 +184,6 @@ class CqlType:
             return NotImplemented
         return self._hash == other._hash and self._key == other._key
 
-    def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        if result is NotImplemented:
-            return result  # type: ignore[no-any-return]
-        return not result
-
     def __hash__(self) -> int:
         return self._hash
 
@@ -221,6 +237,13 @@ def make_type(kind: int, subtypes: tuple[CqlType, ...] = (), dimension: int = 0,
     found = _intern.get(key)
     if found is not None:
         return found
+    found = _pinned.get(key)
+    if found is not None:
+        return found
+    for sub in subtypes:
+        if sub._depth >= MAX_TYPE_DEPTH:
+            raise UnsupportedTypeError(
+                f"type nesting deeper than {MAX_TYPE_DEPTH} levels is not supported")
     t = CqlType(kind, _cql_name(kind, subtypes, dimension, keyspace, name), subtypes,
                 dimension, keyspace, name, field_names, key)
     with _intern_lock:
@@ -277,9 +300,9 @@ def tuple_of(*items: CqlType) -> CqlType:
 
 
 def vector_of(element: CqlType, dimension: int) -> CqlType:
-    """``vector<element, dimension>`` (dimension >= 1)."""
-    if dimension < 1:
-        raise ValueError(f"vector dimension must be at least 1, got {dimension}")
+    """``vector<element, dimension>`` (1 <= dimension <= 2**31 - 1, a Java int as in Cassandra)."""
+    if dimension < 1 or dimension > 0x7FFFFFFF:
+        raise ValueError(f"vector dimension must be from 1 to 2147483647, got {dimension}")
     return make_type(K.VECTOR, (element,), dimension)
 
 
@@ -305,3 +328,12 @@ def user_type(keyspace: str, name: str,
 def custom_type(class_name: str) -> CqlType:
     """A custom type known only by its Java class name; its values are raw bytes."""
     return make_type(K.CUSTOM, (), 0, "", class_name)
+
+
+def _pin_scalars() -> None:
+    for kind in K.SCALAR_NAMES:
+        t = scalar_type(kind)
+        _pinned[t._key] = t
+
+
+_pin_scalars()
