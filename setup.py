@@ -28,6 +28,7 @@ INTERPRETED = {
     "_interp_fast",
     "numpy_support",
     "driver",
+    "containers",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

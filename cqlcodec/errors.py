@@ -26,7 +26,13 @@ class TypeParseError(CodecError, ValueError):
 
     def __init__(self, message: str, text: str = "", position: int = -1) -> None:
         if position >= 0:
-            message = f"{message} (at position {position} in {text!r})"
+            shown = text
+            if len(text) > 120:  # a window around the position, not a huge message
+                start = max(0, position - 60)
+                shown = text[start: start + 120]
+                shown = ("..." if start > 0 else "") + shown + (
+                    "..." if start + 120 < len(text) else "")
+            message = f"{message} (at position {position} in {shown!r})"
         super().__init__(message)
         self.text = text
         self.position = position

@@ -76,11 +76,11 @@ MYPYC_INT_STR_LEAK = ("mypyc 2.4.1 lib-rt: CPyTagged_Str() (str(), repr(), '%d' 
 OPERATIONS: list[tuple[str, Callable[[], object], bool]] = [
     # (name, operation, leaks in the compiled build because of the mypyc bug)
     ("decimal with a 64-bit unscaled value and a scale",
-     _decode(scalar_type(K.DECIMAL), struct.pack(">i", 2) + (2**62 + 5).to_bytes(8, "big")), True),
+     _decode(scalar_type(K.DECIMAL), struct.pack(">i", 2) + (2**62 + 5).to_bytes(8, "big")), False),
     ("decimal with a 30-digit unscaled value",
-     _decode(scalar_type(K.DECIMAL), struct.pack(">i", 5) + (10**29 + 7).to_bytes(13, "big")), True),
+     _decode(scalar_type(K.DECIMAL), struct.pack(">i", 5) + (10**29 + 7).to_bytes(13, "big")), False),
     ("malformed vector: element length 2**63",
-     _decode(vector_of(scalar_type(K.TEXT), 2), bytes.fromhex("ff8000000000000000") + b"ab"), True),
+     _decode(vector_of(scalar_type(K.TEXT), 2), bytes.fromhex("ff8000000000000000") + b"ab"), False),
     ("malformed duration: months beyond int32",
      _decode(scalar_type(K.DURATION), bytes.fromhex("ff8000000000000000") + b"\x00\x00"), True),
     ("varint beyond 64 bits", _decode(scalar_type(K.VARINT), (2**70).to_bytes(10, "big")), False),
