@@ -202,7 +202,9 @@ def test_numpy_is_imported_only_when_used() -> None:
         "print('ok')\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
-                         env=env, check=False, timeout=120)
+    # run from the tests directory (no cqlcodec/ there): `-P` would need Python 3.11+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=False, timeout=120,
+                         cwd=os.path.dirname(os.path.abspath(__file__)))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
