@@ -21,7 +21,7 @@ TYPECHECK_DEPS = ["mypy==2.4.1", "librt>=0.16", "mypy_extensions>=1.0", *TEST_DE
 
 nox.options.error_on_missing_interpreters = False
 nox.options.reuse_existing_virtualenvs = False
-nox.options.sessions = ["tests", "typecheck"]
+nox.options.sessions = ["tests", "typecheck", "integration"]
 
 
 def _works(exe: str) -> bool:
