@@ -335,13 +335,17 @@ class DurationCodec(Codec):
             raise malformed("duration", p,
                             f"{end - p} bytes after the three vints of a duration")
         if months < _INT32_MIN or months > _INT32_MAX:
-            raise malformed("duration", pos, f"months {months} do not fit in 32 bits")
+            # format(), not f-strings: mypyc 2.4.1 leaks ints >= 2**62 it str()s
+            raise malformed("duration", pos, "months " + format(months, "d")
+                            + " do not fit in 32 bits")
         if days < _INT32_MIN or days > _INT32_MAX:
-            raise malformed("duration", pos, f"days {days} do not fit in 32 bits")
+            raise malformed("duration", pos, "days " + format(days, "d")
+                            + " do not fit in 32 bits")
         if (months < 0 or days < 0 or nanos < 0) and (months > 0 or days > 0 or nanos > 0):
             raise malformed("duration", pos,
-                            f"mixed signs (months={months}, days={days}, "
-                            f"nanoseconds={nanos}); Cassandra requires one sign")
+                            "mixed signs (months=" + format(months, "d") + ", days="
+                            + format(days, "d") + ", nanoseconds=" + format(nanos, "d")
+                            + "); Cassandra requires one sign")
         # Duration's slots, set directly: the components are already validated
         d = object.__new__(Duration)
         object.__setattr__(d, "_months", months)
