@@ -361,8 +361,9 @@ class NumericVectorCodec(VectorCodec):
                 if type(x) is int:
                     n = x
                     if n < _I32_MIN or n > _I32_MAX:
-                        raise out_of_range(cql_name, value,
-                                           f"element {i} ({n}) does not fit a 32-bit int")
+                        # format(), not f"{n}": mypyc 2.4.1 leaks ints >= 2**62 it str()s
+                        raise out_of_range(cql_name, value, f"element {i} ("
+                                           + format(n, "d") + ") does not fit a 32-bit int")
                     write_i32_be(w, n)
                 else:
                     self._write_other(w, value, x, i)

@@ -89,6 +89,8 @@ OPERATIONS: list[tuple[str, Callable[[], object], bool]] = [
     ("malformed time", _decode(scalar_type(K.TIME), struct.pack(">q", 2**62 + 3)), False),
     ("malformed list count", _decode(list_of(scalar_type(K.INT)), struct.pack(">i", 2**31 - 1)), False),
     ("int out of range", lambda: _swallow(lambda: scalar_type(K.INT).serialize(2**70)), False),
+    ("vector<int> element out of range",
+     lambda: _swallow(lambda: vector_of(scalar_type(K.INT), 1).serialize([2**70])), False),
     ("timestamp out of range", lambda: _swallow(lambda: scalar_type(K.TIMESTAMP).serialize(2**64)), False),
     ("decimal encode", lambda: scalar_type(K.DECIMAL).serialize(decimal.Decimal(10**30 + 1).scaleb(-3)), False),
 ]
