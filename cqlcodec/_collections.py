@@ -4,8 +4,9 @@ Wire format (protocol v3-v5; cqlcodec does not speak v1/v2):
 
 * list/set: ``[int] n`` then n elements, each a ``[bytes]`` (``[int]`` length,
   -1 = null); map: ``[int] n`` then n (key, value) pairs of ``[bytes]``.
-* tuple and UDT: one ``[bytes]`` per field, no count; a value may carry fewer
-  fields than the type declares (the missing trailing fields are null).
+* tuple and UDT: one ``[bytes]`` per field, no count. A UDT value may carry
+  fewer fields than its type (values written before ``ALTER TYPE ... ADD``); the
+  missing trailing fields decode as null. A tuple value carries every component.
 
 Decisions where the drivers disagree or are lax (spec sections 3.2-3.5 and 11):
 
@@ -28,6 +29,13 @@ Decisions where the drivers disagree or are lax (spec sections 3.2-3.5 and 11):
   subclass. With FLAG_HASHABLE (set elements, map keys) lists decode to tuples,
   sets to frozensets and maps to :class:`cqlcodec.FrozenMap`. A UDT known only
   by name (no fields) raises UnsupportedTypeError on encode and decode.
+* Hostile input stays linear and small: a set or map of a type whose hashes
+  whoever wrote the bytes can choose (uuid, varint, decimal, tuples, ...) may
+  not have more than ``HASH_GROUP_LIMIT`` elements/keys sharing one hash value
+  (builtin set/dict insertion is quadratic in such a group); a tuple value with
+  fewer components than its type is refused; a UDT value may omit at most
+  ``UDT_PADDING_BASE`` + (its size in bytes) trailing fields, so metadata
+  declaring thousands of fields cannot turn each small cell into a huge value.
 * Nesting: types are at most ``MAX_TYPE_DEPTH`` levels deep (enforced when
   they are made); as a backstop every composite codec records its depth when it
   is built and refuses deeper nesting (UnsupportedTypeError), so decoding and
@@ -51,6 +59,12 @@ from cqlcodec.errors import DecodeError, UnsupportedTypeError
 
 MAX_NESTING: Final = MAX_TYPE_DEPTH
 """Deepest nesting of composite types (list, set, map, tuple, UDT, vector) accepted."""
+
+HASH_GROUP_LIMIT: Final = 64
+"""Most elements of one decoded set (keys of one map) that may share a hash value."""
+
+UDT_PADDING_BASE: Final = 8
+"""A UDT value of n bytes may omit up to ``UDT_PADDING_BASE + n`` trailing fields."""
 
 COMPILED: Final = not __file__.endswith(".py")
 INT32_MAX: Final = 0x7FFFFFFF
@@ -161,6 +175,38 @@ def trailing(cql_name: str, p: i64, end: i64) -> DecodeError:
     return malformed(cql_name, p, f"{end - p} unexpected trailing bytes")
 
 
+# element types whose decoded values hash through a keyed hash (str, bytes, datetime) or
+# through an integer of at most 64 bits (few values can share a hash): no flooding guard
+_HASH_SAFE: Final = frozenset([
+    "ascii", "text", "varchar", "blob", "boolean", "tinyint", "smallint", "int", "bigint",
+    "counter", "float", "double", "timestamp", "date", "time", "inet",
+])
+
+
+_NO_GROUPS: Final[dict[int, int]] = {}  # stands in when no guard is needed; never written
+
+
+def hash_guarded(elem: Codec) -> bool:
+    """Whether the bytes can choose the hashes of ``elem``'s values (uuid, varint, ...)."""
+    return elem.cql_name not in _HASH_SAFE
+
+
+def flooded(groups: dict[int, int], item: object) -> bool:
+    """Count a new distinct ``item`` in its hash group; True once the group exceeds
+    HASH_GROUP_LIMIT (repeated equal items cost one comparison each, so they are not counted)."""
+    h = hash(item)
+    size = groups.get(h, 0) + 1
+    groups[h] = size
+    return size > HASH_GROUP_LIMIT
+
+
+def hash_flood(cql_name: str, p: i64, what: str) -> DecodeError:
+    return DecodeError(
+        f"refused {cql_name} at offset {p}: more than {HASH_GROUP_LIMIT} {what} share one "
+        "hash value (hash flooding; decoding them into a set/dict would take quadratic time)",
+        cql_name, p)
+
+
 # --- list and set ---------------------------------------------------------------------------
 
 # element types whose null-free runs the interpreted build decodes with one struct call
@@ -265,6 +311,7 @@ class SetCodec(CompositeCodec):
         self.elem: Final = elem
         self.hashable: Final = (flags & FLAG_HASHABLE) != 0
         self.run: Final = fixed_run(elem)
+        self.guard: Final = hash_guarded(elem)
 
     def encode_into(self, w: BytesWriter, value: object) -> None:
         if isinstance(value, (set, frozenset)):
@@ -293,6 +340,8 @@ class SetCodec(CompositeCodec):
                 return frozenset(found) if self.hashable else set(found)
         elem = self.elem
         out: set[object] = set()
+        guard = self.guard and count > HASH_GROUP_LIMIT
+        groups: dict[int, int] = {} if guard else _NO_GROUPS
         for _i in range(count):
             if end - p < 4:
                 raise truncated(cql_name, p, end)
@@ -307,6 +356,8 @@ class SetCodec(CompositeCodec):
                 item = elem.decode(buf, p, ln)
                 p += ln
             try:
+                if guard and item not in out and flooded(groups, item):
+                    raise hash_flood(cql_name, p, "elements")
                 out.add(item)
             except TypeError:
                 raise malformed(cql_name, p, f"set element {short_repr(item)} is not hashable")
@@ -327,6 +378,7 @@ class MapCodec(CompositeCodec):
         self.key: Final = key
         self.value: Final = value
         self.hashable: Final = (flags & FLAG_HASHABLE) != 0
+        self.guard: Final = hash_guarded(key)
 
     def encode_into(self, w: BytesWriter, value: object) -> None:
         kc = self.key
@@ -369,6 +421,8 @@ class MapCodec(CompositeCodec):
         kc = self.key
         vc = self.value
         out: dict[object, object] = {}
+        guard = self.guard and count > HASH_GROUP_LIMIT
+        groups: dict[int, int] = {} if guard else _NO_GROUPS
         for _i in range(count):
             if end - p < 4:
                 raise truncated(cql_name, p, end)
@@ -395,6 +449,8 @@ class MapCodec(CompositeCodec):
                 v = vc.decode(buf, p, ln)
                 p += ln
             try:
+                if guard and k not in out and flooded(groups, k):
+                    raise hash_flood(cql_name, p, "keys")
                 out[k] = v
             except TypeError:
                 raise malformed(cql_name, p, f"map key {short_repr(k)} is not hashable")
@@ -407,16 +463,29 @@ class MapCodec(CompositeCodec):
 
 # --- tuple and UDT --------------------------------------------------------------------------
 
-def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64,
-                  n: i64) -> list[object]:
-    """Decode ``[bytes]`` fields; missing trailing fields are None, extra bytes an error."""
+def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i64,
+                  udt: bool) -> list[object]:
+    """Decode ``[bytes]`` fields; extra bytes are an error.
+
+    A UDT value may end early (the missing trailing fields are None, at most
+    ``UDT_PADDING_BASE + n`` of them); a tuple value must carry every component.
+    """
     end = pos + n
     p = pos
     out: list[object] = []
     for c in fields:
         if p == end:
-            out.append(None)
-            continue
+            missing = len(fields) - len(out)
+            if not udt:
+                raise malformed(cql_name, p, f"the value ends after {len(out)} of "
+                                f"{len(fields)} components (a tuple carries every component)")
+            if missing > UDT_PADDING_BASE + n:
+                raise malformed(cql_name, p, f"the value ends after {len(out)} of {len(fields)} "
+                                f"fields; at most {UDT_PADDING_BASE} + {n} (its size) missing "
+                                "trailing fields are accepted")
+            for _j in range(missing):
+                out.append(None)
+            return out
         if end - p < 4:
             raise truncated(cql_name, p, end)
         ln: int = read_i32_be(buf, p)
@@ -436,7 +505,8 @@ def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64,
 
 
 class TupleCodec(CompositeCodec):
-    """``tuple<...>``: any sequence encodes (short ones padded with nulls); decodes to ``tuple``."""
+    """``tuple<...>``: any sequence encodes (short ones padded with nulls); decodes to ``tuple``
+    (a value with fewer components than the type is a DecodeError)."""
 
     def __init__(self, cql_name: str, items: list[Codec]) -> None:
         super().__init__(cql_name, -1, items)
@@ -459,7 +529,7 @@ class TupleCodec(CompositeCodec):
     def decode(self, buf: bytes, pos: i64, n: i64) -> object:
         if n == 0:
             return None
-        return tuple(decode_fields(self.cql_name, self.items, buf, pos, n))
+        return tuple(decode_fields(self.cql_name, self.items, buf, pos, n, False))
 
 
 class UdtCodec(CompositeCodec):
@@ -576,5 +646,5 @@ class UdtCodec(CompositeCodec):
             raise self._unknown()
         if n == 0:
             return None
-        values = decode_fields(self.cql_name, self.fields, buf, pos, n)
+        values = decode_fields(self.cql_name, self.fields, buf, pos, n, True)
         return tuple.__new__(cls, values)

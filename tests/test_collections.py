@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import cqlcodec
 import oracle
 from cqlcodec import (
     CqlType,
@@ -99,8 +100,12 @@ def test_decoded_values() -> None:
     m = map_of(TEXT, INT).deserialize(h("00000002 00000001 62 00000004 00000001"
                                         " 00000001 61 ffffffff"))
     assert type(m) is dict and m == {"b": 1, "a": None} and list(m) == ["b", "a"]
-    t = tuple_of(INT, TEXT, BOOL).deserialize(h("00000004 00000001"))
+    t = tuple_of(INT, TEXT, BOOL).deserialize(h("00000004 00000001 ffffffff ffffffff"))
     assert t == (1, None, None) and type(t) is tuple
+    with pytest.raises(cqlcodec.DecodeError, match="ends after 1 of 3 components"):
+        tuple_of(INT, TEXT, BOOL).deserialize(h("00000004 00000001"))
+    short_udt = ADDRESS.deserialize(h("00000004 4d61696e"))  # written before ALTER TYPE ADD
+    assert isinstance(short_udt, tuple) and tuple(short_udt) == ("Main", None, None)
     assert type(list_of(INT).deserialize(h("00000000"))) is list
     assert type(set_of(INT).deserialize(h("00000000"))) is set
 
@@ -360,9 +365,13 @@ def test_tuple_lengths() -> None:
             t.serialize(bad)
 
 
-def test_tuple_decodes_missing_trailing_fields_as_none() -> None:
+def test_tuple_value_missing_components_is_a_decode_error() -> None:
+    """Cassandra writes every tuple component (the drivers pad short ones with None)."""
     t = tuple_of(INT, TEXT, BOOL)
-    assert t.deserialize(h("00000004 00000001 00000001 61")) == (1, "a", None)
+    with pytest.raises(cqlcodec.DecodeError) as info:
+        t.deserialize(h("00000004 00000001 00000001 61"))
+    assert info.value.offset == 13 and info.value.cql_type == "tuple<int, text, boolean>"
+    assert "ends after 2 of 3 components" in str(info.value)
 
 
 # --- user-defined types ---------------------------------------------------------------------

@@ -91,6 +91,12 @@ OPERATIONS: list[tuple[str, Callable[[], object], bool]] = [
     ("int out of range", lambda: _swallow(lambda: scalar_type(K.INT).serialize(2**70)), False),
     ("vector<int> element out of range",
      lambda: _swallow(lambda: vector_of(scalar_type(K.INT), 1).serialize([2**70])), False),
+    ("bigint out of range", lambda: _swallow(lambda: scalar_type(K.BIGINT).serialize(2**70)), False),
+    ("varint-sized smallint", lambda: _swallow(lambda: scalar_type(K.SMALLINT).serialize(-2**64)), False),
+    ("vector<bigint> element out of range",
+     lambda: _swallow(lambda: vector_of(scalar_type(K.BIGINT), 1).serialize([2**64])), False),
+    ("vector dimension out of range", lambda: _swallow(lambda: vector_of(scalar_type(K.INT), 2**63)),
+     False),
     ("timestamp out of range", lambda: _swallow(lambda: scalar_type(K.TIMESTAMP).serialize(2**64)), False),
     ("decimal encode", lambda: scalar_type(K.DECIMAL).serialize(decimal.Decimal(10**30 + 1).scaleb(-3)), False),
 ]
@@ -99,7 +105,7 @@ OPERATIONS: list[tuple[str, Callable[[], object], bool]] = [
 def _swallow(fn: Callable[[], object]) -> object:
     try:
         return fn()
-    except cqlcodec.CodecError as exc:
+    except (cqlcodec.CodecError, ValueError) as exc:
         return exc
 
 

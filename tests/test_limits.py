@@ -172,7 +172,9 @@ HONEST: list[tuple[str, CqlType, bytes]] = [
     ("list of one-char texts", list_of(TEXT), _coll([b"a"] * N)),
     ("list of decimals", list_of(scalar_type(K.DECIMAL)), _coll([_i32(1) + b"\x05"] * N)),
     ("list of durations", list_of(scalar_type(K.DURATION)), _coll([b"\x00\x00\x02"] * N)),
-    ("list of half-empty tuples", list_of(tuple_of(INT, INT)), _coll([_i32(-1)] * N)),
+    ("list of half-empty UDT values", list_of(user_type("ks", "pair", [("a", INT), ("b", INT)])),
+     _coll([_i32(-1)] * N)),
+    ("list of null-component tuples", list_of(tuple_of(INT, INT)), _coll([_i32(-1) * 2] * N)),
     ("list of small vectors", list_of(vector_of(scalar_type(K.FLOAT), 1)), _coll([bytes(4)] * N)),
     ("map of timestamps", map_of(INT, scalar_type(K.TIMESTAMP)),
      _i32(N) + b"".join(_i32(4) + _i32(i) + _i32(8) + bytes(8) for i in range(N))),
@@ -187,17 +189,45 @@ def test_honest_values_cost_a_small_multiple_of_their_size(name: str, t: CqlType
     assert peak < BASE + PER_BYTE * len(data), f"{name}: peak {peak} for {len(data)} bytes"
 
 
-@pytest.mark.xfail(strict=True, reason="a tuple/UDT value with fewer fields than its type is "
-                   "padded with nulls: hostile metadata declaring a 65535-item tuple makes each "
-                   "8-byte cell allocate 512 KiB (65535x amplification)")
-def test_short_tuples_from_hostile_metadata_do_not_amplify() -> None:
+def test_short_tuples_from_hostile_metadata_are_refused() -> None:
+    """Metadata declaring a 65535-item tuple with 8-byte cells used to pad each cell to
+    512 KiB of Nones; a tuple value carries every component, so a short one is refused."""
     wide = tuple_of(*[INT] * 0xFFFF)
     nrows = 64
     body = _rows_body([("t", wide)], nrows, (_i32(4) + _i32(-1)) * nrows)
-    cqlcodec.decode_result(_rows_body([("t", wide)], 0, b""), 4)
     peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
-    assert error is None or isinstance(error, cqlcodec.DecodeError)
+    assert isinstance(error, cqlcodec.DecodeError), repr(error)
+    assert "ends after 1 of 65535 components" in str(error)
     assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
+
+
+def test_short_udt_values_from_hostile_metadata_are_refused_beyond_their_padding_bound() -> None:
+    wide = user_type("ks", "wide", [(f"f{i}", INT) for i in range(0xFFFF)])
+    nrows = 64
+    body = _rows_body([("u", wide)], nrows, (_i32(4) + _i32(-1)) * nrows)
+    cqlcodec.decode_result(_rows_body([("u", wide)], 0, b""), 4)  # the value class, built once
+    peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
+    assert isinstance(error, cqlcodec.DecodeError), repr(error)
+    assert "at most 8 + 4 (its size) missing trailing fields" in str(error)
+    assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
+
+
+def test_short_udt_values_within_the_padding_bound_decode() -> None:
+    """UDT values written before ALTER TYPE ... ADD are short: up to 8 + (value size)
+    trailing fields are padded with None."""
+    one_null = _i32(-1)  # 4 bytes: up to 12 missing fields
+    for nfields, ok in [(13, True), (14, False)]:
+        u = user_type("ks", f"u{nfields}", [(f"f{i}", INT) for i in range(nfields)])
+        if ok:
+            value = u.deserialize(one_null)
+            assert isinstance(value, tuple) and value == (None,) * nfields
+        else:
+            with pytest.raises(cqlcodec.DecodeError, match="ends after 1 of 14 fields"):
+                u.deserialize(one_null)
+    text_value = _i32(5) + b"hello"  # 9 bytes: up to 17 missing fields
+    u = user_type("ks", "t18", [("a", TEXT)] + [(f"f{i}", INT) for i in range(17)])
+    value = u.deserialize(text_value)
+    assert isinstance(value, tuple) and value == ("hello",) + (None,) * 17
 
 
 # --------------------------------------------------------------------------- nesting

@@ -64,6 +64,7 @@ from .refwire import Reader, Reject, Writer, vint_bytes
 INT_WIDTHS: dict[int, int] = {K.TINYINT: 1, K.SMALLINT: 2, K.INT: 4, K.BIGINT: 8, K.COUNTER: 8}
 SCALARS: list[int] = [k for k in K.SCALAR_NAMES if k != K.EMPTY]
 NANOS_PER_DAY = 86_400 * 10**9
+UDT_PADDING_BASE = 8  # README: a UDT value of n bytes may omit up to 8 + n trailing fields
 # datetime's range in milliseconds since the epoch (year 1 to year 9999)
 TS_MIN = -62_135_596_800_000
 TS_MAX = 253_402_300_799_999
@@ -625,7 +626,9 @@ def _gen_map(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx:
 
 def _gen_fields(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx: bool) -> object:
     subs = t.subtypes
-    present = len(subs) if rng.random() < 0.85 else rng.randint(1, len(subs))
+    present = len(subs)
+    if t.kind == K.UDT and rng.random() < 0.15:  # values written before ALTER TYPE ... ADD
+        present = rng.randint(max(1, len(subs) - UDT_PADDING_BASE), len(subs))
     values: list[object] = []
     for s in subs[:present]:
         values.append(_element(w, rng, s, budget, hctx, True))
@@ -841,7 +844,12 @@ def _dec_fields(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: boo
         values.append(_dec_element(ctx, r, s, hctx, depth))
     if r.remaining():
         raise Reject("bytes after the last field")
-    values += [None] * (len(t.subtypes) - len(values))
+    missing = len(t.subtypes) - len(values)
+    if missing and t.kind != K.UDT:
+        raise Reject("a tuple value without all its components")
+    if missing > UDT_PADDING_BASE + end - pos:
+        raise Reject(f"{missing} missing UDT fields in a {end - pos}-byte value")
+    values += [None] * missing
     return ("R", tuple(values))
 
 
