@@ -37,6 +37,7 @@ from cqlcodec._rt import (
 from cqlcodec._wire import INT64_MAX, INT64_MIN, malformed, out_of_range, wrong_type
 from cqlcodec.errors import DecodeError
 
+_COMPILED: Final = not __file__.endswith(".py")
 _INF: Final = float("inf")
 # Halfway between FLT_MAX and 2**128: finite doubles at or beyond it round to
 # infinity when narrowed to float32 (round half to even), i.e. they overflow.
@@ -135,6 +136,10 @@ class IntCodec(Codec):
 
     def encode(self, value: object) -> bytes:
         if type(value) is int and -2147483648 <= value <= 2147483647:  # the common case, inlined
+            if _COMPILED:  # to_bytes would re-box the unboxed int first: a writer is ~10 ns faster
+                w = BytesWriter()
+                write_i32_be(w, value)
+                return w.getvalue()
             return value.to_bytes(4, "big", signed=True)
         return int_value(value, "int", -2147483648, 2147483647).to_bytes(4, "big", signed=True)
 
@@ -172,8 +177,12 @@ class BigIntCodec(Codec):
     def encode(self, value: object) -> bytes:
         v = value if type(value) is int else exact_int(value, self.cql_name)
         try:
+            if _COMPILED:  # see IntCodec.encode
+                w = BytesWriter()
+                write_i64_be(w, v)
+                return w.getvalue()
             return v.to_bytes(8, "big", signed=True)
-        except OverflowError:
+        except (OverflowError, ValueError):
             raise out_of_range(self.cql_name, value, f"out of range [{INT64_MIN}, {INT64_MAX}]") \
                 from None
 
@@ -202,7 +211,10 @@ class FloatCodec(Codec):
 
     def encode(self, value: object) -> bytes:
         w = BytesWriter()
-        write_f32_be(w, float32_value(value, "float"))
+        if type(value) is float and -F32_OVERFLOW < value < F32_OVERFLOW:  # common case, inlined
+            write_f32_be(w, value)
+        else:
+            write_f32_be(w, float32_value(value, "float"))
         return w.getvalue()
 
     def encode_into(self, w: BytesWriter, value: object) -> None:
@@ -225,7 +237,10 @@ class DoubleCodec(Codec):
 
     def encode(self, value: object) -> bytes:
         w = BytesWriter()
-        write_f64_be(w, double_value(value, "double"))
+        if type(value) is float:  # the common case, inlined
+            write_f64_be(w, value)
+        else:
+            write_f64_be(w, double_value(value, "double"))
         return w.getvalue()
 
     def encode_into(self, w: BytesWriter, value: object) -> None:

@@ -8,8 +8,10 @@ statement's bind plan is built, and only when running interpreted.
 
 Rows (:func:`plan_rows`): a row loop is generated for the column layout.
 Consecutive fixed-width columns (int, bigint, counter, double, float, boolean,
-smallint, tinyint) are read with **one precomputed** ``struct.Struct`` per run,
-length words included, and every length word is compared with the width; the
+smallint, tinyint; also uuid, timeuuid, timestamp and date, whose raw struct
+value is then converted inline) are read with **one precomputed**
+``struct.Struct`` per run, length words included, and every length word is
+compared with the width; the
 length word of the variable-width cell after a run is read by the same struct.
 text, ascii and blob cells are sliced and decoded inline; other types call
 their codec. A run whose length words do not all match (a null, an empty
@@ -38,6 +40,7 @@ import operator
 import struct
 import threading
 import uuid
+from datetime import date, timedelta
 from typing import Any, Callable, Sequence
 
 from cqlcodec._codec import Codec
@@ -51,7 +54,8 @@ from cqlcodec._fixed import (
     TinyIntCodec,
 )
 from cqlcodec._strings import AsciiCodec, BlobCodec, TextCodec
-from cqlcodec._uuids import UuidCodec
+from cqlcodec._temporal import _EPOCH, _EPOCH_UTC, _UNIX_EPOCH_ORDINAL, DateCodec, TimestampCodec
+from cqlcodec._uuids import _SAFE_UNKNOWN, FAST_UUID, TimeUuidCodec, UuidCodec
 
 Row = tuple[object, ...]
 FastRows = Callable[[bytes, int, int, int, int, list[Row]], tuple[int, int]]
@@ -61,6 +65,39 @@ _STRUCT_CHARS: dict[type, str] = {
     SmallIntCodec: "h", TinyIntCodec: "b",
 }
 _TEXT_ENCODINGS: dict[type, str] = {TextCodec: "utf-8", AsciiCodec: "ascii"}
+# fixed-width columns whose struct value needs a conversion: codec type -> struct char.
+# A value the conversion refuses (a timestamp or date outside datetime's range)
+# raises, so the row goes to the checked loop, which returns the int / Date form.
+_CONVERTED_CHARS: dict[type, str] = {
+    UuidCodec: "16s", TimeUuidCodec: "16s", TimestampCodec: "q", DateCodec: "I",
+}
+_CONVERSION_NAMES: dict[str, Any] = {
+    "NEW": object.__new__, "SET": object.__setattr__, "UUID": uuid.UUID,
+    "FROM_BYTES": int.from_bytes, "SAFE_UNKNOWN": _SAFE_UNKNOWN,
+    "TD": timedelta, "EPOCH": _EPOCH, "EPOCH_UTC": _EPOCH_UTC,
+    "ORD": date.fromordinal,
+}
+
+
+def _conversion(codec: Codec, k: int) -> list[str]:
+    """Statements turning column ``k``'s raw struct value ``v{k}`` into its decoded value."""
+    v = f"v{k}"
+    t = type(codec)
+    if t is UuidCodec or t is TimeUuidCodec:
+        if FAST_UUID:  # as _uuids.make_uuid: the slots, without UUID.__init__'s checks
+            return [f"if {v} is not None:",
+                    "    u = NEW(UUID)",
+                    f"    SET(u, 'int', FROM_BYTES({v}, 'big'))",
+                    "    SET(u, 'is_safe', SAFE_UNKNOWN)",
+                    f"    {v} = u"]
+        return [f"if {v} is not None:", f"    {v} = UUID(bytes={v})"]
+    if isinstance(codec, TimestampCodec):
+        epoch = "EPOCH_UTC" if codec.tz_aware else "EPOCH"
+        return [f"if {v} is not None:", f"    {v} = {epoch} + TD(0, 0, 0, {v})"]
+    if t is DateCodec:
+        return [f"if {v} is not None:",
+                f"    {v} = ORD({v} - {2**31 - _UNIX_EPOCH_ORDINAL})"]
+    raise AssertionError(f"no conversion for {t.__name__}")
 _I32 = struct.Struct(">i")
 
 
@@ -90,6 +127,8 @@ def plan_rows(columns: Sequence[object], codecs: Sequence[Codec],
     if all(ch is not None for ch in chars):
         plan = _plan_fixed_rows(codecs, "".join(ch for ch in chars if ch))
     else:
+        chars = [ch if ch is not None else _CONVERTED_CHARS.get(type(c))
+                 for c, ch in zip(codecs, chars)]
         plan = _plan_mixed_rows(codecs, chars)
     with _plans_lock:
         if len(_plans) >= _PLAN_CACHE_LIMIT:
@@ -134,7 +173,7 @@ def _plan_fixed_rows(codecs: Sequence[Codec], chars: str) -> FastRows:
 def _plan_mixed_rows(codecs: Sequence[Codec], chars: list[str | None]) -> FastRows:
     """Generate a row loop for a layout with variable-width columns."""
     ncols = len(codecs)
-    env: dict[str, Any] = {"_Stop": _Stop, "I32": _I32.unpack_from}
+    env: dict[str, Any] = {"_Stop": _Stop, "I32": _I32.unpack_from, **_CONVERSION_NAMES}
     body: list[str] = []
     pending_len = False  # the current column's length word was read by the previous struct
     i = 0
@@ -176,6 +215,9 @@ def _plan_mixed_rows(codecs: Sequence[Codec], chars: list[str | None]) -> FastRo
             if prefetch:
                 body.append(f"    n{j} = I32(buf, pos)[0]")
                 body.append("    pos += 4")
+            for k in run:
+                if type(codecs[k]) in _CONVERTED_CHARS:
+                    body += _conversion(codecs[k], k)
             pending_len = prefetch
             i = j
             continue

@@ -21,10 +21,12 @@ from mypy_extensions import i64
 
 from cqlcodec._cache import decode_flags
 from cqlcodec._encryption import ColumnEncryptionPolicy
+from cqlcodec._rt import read_i32_be
 from cqlcodec._metadata import (
     CONTINUOUS_PAGING,
     HAS_MORE_PAGES,
     LAST_CONTINUOUS_PAGE,
+    NO_METADATA,
     ColumnSpec,
     Prepared,
     read_prepared_body,
@@ -141,10 +143,18 @@ class RowsResult:
         self.rows: Final = rows
         self.paging_state: Final = paging_state
         self.flags: Final = flags
-        self.has_more_pages: Final = (flags & HAS_MORE_PAGES) != 0
         self.new_metadata_id: Final = new_metadata_id
         self.continuous_page: Final = continuous_page
-        self.last_continuous_page: Final = (flags & LAST_CONTINUOUS_PAGE) != 0
+
+    @property
+    def has_more_pages(self) -> bool:
+        """The Has_more_pages flag (0x0002): send ``paging_state`` for the next page."""
+        return (self.flags & HAS_MORE_PAGES) != 0
+
+    @property
+    def last_continuous_page(self) -> bool:
+        """The DSE Last_continuous_page flag."""
+        return (self.flags & LAST_CONTINUOUS_PAGE) != 0
 
     @property
     def kind(self) -> int:
@@ -195,16 +205,17 @@ def decode_result(body: bytes | bytearray | memoryview, protocol_version: int,
     * ``metadata_id``: for Prepared bodies, whether a result metadata id is
       present (default: protocol v5+; True for Scylla's extension on v4).
     """
-    check_protocol_version(protocol_version)
+    if protocol_version != 4:
+        check_protocol_version(protocol_version)
     buf = body if isinstance(body, bytes) else bytes(body)
     end: i64 = len(buf)
-    kind = read_int(buf, 0, end, "RESULT kind")
+    kind: int = read_i32_be(buf, 0) if end >= 4 else read_int(buf, 0, end, "RESULT kind")
     if kind == RESULT_ROWS:
         policy = column_encryption_policy
         if policy is None and prepared is not None:
             policy = prepared.column_encryption_policy
-        return read_rows(buf, 4, end, protocol_version, prepared, row_factory,
-                         decode_flags(tz_aware, numpy_vectors), policy)
+        flags = decode_flags(tz_aware, numpy_vectors) if tz_aware or numpy_vectors else 0
+        return read_rows(buf, 4, end, protocol_version, prepared, row_factory, flags, policy)
     if kind == RESULT_VOID:
         if end != 4:
             raise malformed("RESULT void", 4, f"{end - 4} trailing bytes")
@@ -247,39 +258,64 @@ def read_rows(buf: bytes, pos: i64, end: i64, protocol_version: int,
               prepared: Prepared | None, row_factory: RowFactory, flags: int,
               policy: ColumnEncryptionPolicy | None) -> RowsResult:
     """Decode a Rows kind body at ``pos`` (just after the kind)."""
+    if prepared is not None and end - pos >= 12 and read_i32_be(buf, pos) == NO_METADATA:
+        # the usual page of a prepared statement: metadata flags exactly no_metadata
+        # (no paging state, no new metadata id), so the header is two ints
+        desc = prepared_rows_desc(prepared, protocol_version, policy, flags)
+        count: int = read_i32_be(buf, pos + 4)
+        if count != len(desc.columns):
+            raise wrong_column_count(pos + 4, count, len(desc.columns))
+        return rows_result(buf, pos + 8, end, desc, row_factory, None, NO_METADATA, None, None)
     meta = read_rows_metadata(buf, pos, end, "RESULT rows metadata")
     columns = meta.columns
-    desc: RowsDesc
     if columns is None:
         if prepared is None:
             raise malformed("RESULT rows metadata", pos,
                             "the no-metadata flag (0x0004) is set but no prepared statement "
                             "was given to describe the columns")
-        cached = prepared._rows_desc
-        if cached is not None and cached.matches(protocol_version, policy, flags):
-            desc = cached
-        else:
-            desc = build_rows_desc(prepared.result_columns, protocol_version, policy, flags)
-            prepared._rows_desc = desc
+        desc = prepared_rows_desc(prepared, protocol_version, policy, flags)
         if meta.column_count != len(desc.columns):
-            raise malformed("RESULT rows metadata", pos + 4,
-                            f"columns_count {meta.column_count} but the prepared statement "
-                            f"has {len(desc.columns)} result columns")
+            raise wrong_column_count(pos + 4, meta.column_count, len(desc.columns))
     else:
         desc = build_rows_desc(columns, protocol_version, policy, flags)
-    p = meta.end
-    nrows = read_int(buf, p, end, "RESULT rows_count")
+    page: int | None = None
+    if meta.flags & CONTINUOUS_PAGING:
+        page = meta.continuous_page
+    return rows_result(buf, meta.end, end, desc, row_factory, meta.paging_state, meta.flags,
+                       meta.new_metadata_id, page)
+
+
+def prepared_rows_desc(prepared: Prepared, protocol_version: int,
+                       policy: ColumnEncryptionPolicy | None, flags: int) -> RowsDesc:
+    """The parse description cached on ``prepared`` (rebuilt if the settings differ)."""
+    cached = prepared._rows_desc
+    if cached is not None and cached.matches(protocol_version, policy, flags):
+        return cached
+    desc = build_rows_desc(prepared.result_columns, protocol_version, policy, flags)
+    prepared._rows_desc = desc
+    return desc
+
+
+def wrong_column_count(pos: i64, count: int, expected: int) -> DecodeError:
+    return malformed("RESULT rows metadata", pos,
+                     f"columns_count {count} but the prepared statement "
+                     f"has {expected} result columns")
+
+
+def rows_result(buf: bytes, p: i64, end: i64, desc: RowsDesc, row_factory: RowFactory,
+                paging_state: bytes | None, meta_flags: int, new_metadata_id: bytes | None,
+                page: int | None) -> RowsResult:
+    """Decode ``[int] rows_count`` and the rows at ``p`` into a RowsResult."""
+    if end - p < 4:
+        read_int(buf, p, end, "RESULT rows_count")  # raises, naming what is missing
+    nrows: int = read_i32_be(buf, p)
     rows, p = decode_rows(buf, p + 4, end, nrows, desc)
     if p != end:
         raise malformed("RESULT rows", p, f"{end - p} trailing bytes after {nrows} rows")
     out: list[Any] = rows
     if row_factory is not tuple_factory:
         out = row_factory(desc.names, rows)
-    page: int | None = None
-    if meta.flags & CONTINUOUS_PAGING:
-        page = meta.continuous_page
-    return RowsResult(desc.columns, out, meta.paging_state, meta.flags, meta.new_metadata_id,
-                      page)
+    return RowsResult(desc.columns, out, paging_state, meta_flags, new_metadata_id, page)
 
 
 def read_schema_change(buf: bytes, pos: i64, end: i64) -> SchemaChangeResult:

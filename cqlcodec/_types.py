@@ -151,7 +151,10 @@ class CqlType:
         if value is None:
             raise wrong_type(self._cql_name, value,
                              "a value (null is sent as length -1, not as content)")
-        return self.codec().encode(value)
+        c = self._codec
+        if c is None:
+            c = self.codec()
+        return c.encode(value)
 
     def deserialize(self, data: bytes | bytearray | memoryview, protocol_version: int = 4, *,
                     tz_aware: bool = False, numpy: bool = False) -> object:
