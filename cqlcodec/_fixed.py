@@ -23,6 +23,7 @@ from cqlcodec._codec import Codec
 from cqlcodec._coerce import coerce_float, coerce_int, is_bool_like
 from cqlcodec._rt import (
     BytesWriter,
+    scratch_writer,
     read_f32_be,
     read_f64_be,
     read_i16_be,
@@ -136,8 +137,8 @@ class IntCodec(Codec):
 
     def encode(self, value: object) -> bytes:
         if type(value) is int and -2147483648 <= value <= 2147483647:  # the common case, inlined
-            if _COMPILED:  # to_bytes would re-box the unboxed int first: a writer is ~10 ns faster
-                w = BytesWriter()
+            if _COMPILED:  # to_bytes would re-box the unboxed int first: a writer is faster
+                w = scratch_writer()
                 write_i32_be(w, value)
                 return w.getvalue()
             return value.to_bytes(4, "big", signed=True)
@@ -178,7 +179,7 @@ class BigIntCodec(Codec):
         v = value if type(value) is int else exact_int(value, self.cql_name)
         try:
             if _COMPILED:  # see IntCodec.encode
-                w = BytesWriter()
+                w = scratch_writer()
                 write_i64_be(w, v)
                 return w.getvalue()
             return v.to_bytes(8, "big", signed=True)
@@ -210,11 +211,12 @@ class FloatCodec(Codec):
         super().__init__("float", 4)
 
     def encode(self, value: object) -> bytes:
-        w = BytesWriter()
         if type(value) is float and -F32_OVERFLOW < value < F32_OVERFLOW:  # common case, inlined
-            write_f32_be(w, value)
+            x: float = value
         else:
-            write_f32_be(w, float32_value(value, "float"))
+            x = float32_value(value, "float")
+        w = scratch_writer()  # nothing may run between this and getvalue()
+        write_f32_be(w, x)
         return w.getvalue()
 
     def encode_into(self, w: BytesWriter, value: object) -> None:
@@ -236,11 +238,9 @@ class DoubleCodec(Codec):
         super().__init__("double", 8)
 
     def encode(self, value: object) -> bytes:
-        w = BytesWriter()
-        if type(value) is float:  # the common case, inlined
-            write_f64_be(w, value)
-        else:
-            write_f64_be(w, double_value(value, "double"))
+        x = value if type(value) is float else double_value(value, "double")
+        w = scratch_writer()  # nothing may run between this and getvalue()
+        write_f64_be(w, x)
         return w.getvalue()
 
     def encode_into(self, w: BytesWriter, value: object) -> None:

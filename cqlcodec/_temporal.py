@@ -30,7 +30,6 @@ duration
 
 from __future__ import annotations
 
-import sys
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Callable, Final, final
 
@@ -41,6 +40,7 @@ from cqlcodec._coerce import coerce_int, is_bool_like
 from cqlcodec._fixed import wrong_width
 from cqlcodec._rt import (
     BytesWriter,
+    scratch_writer,
     read_i32_be,
     read_i64_be,
     write_i16_be,
@@ -87,11 +87,6 @@ def _datetime_state_constructor_works() -> bool:
 _from_state: Final[Callable[..., datetime]] = datetime
 _date_from_ordinal: Final[Callable[[int], date]] = date.fromordinal
 _STATE_CONSTRUCTOR: Final = _datetime_state_constructor_works()
-# One writer reused for every state: between truncate() and getvalue() nothing allocates
-# or runs Python code, so with the GIL no other thread can interleave. Without the GIL
-# (free-threaded builds) each call makes its own.
-_state_writer: Final = BytesWriter()
-_SHARED_STATE_WRITER: Final = bool(getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
 def datetime_from_ms(ms: i64, tz_aware: bool) -> object:
@@ -126,11 +121,7 @@ def datetime_from_ms(ms: i64, tz_aware: bool) -> object:
         head: i64 = ((((((year * 256 + month) * 256 + day) * 256 + hour) * 256 + minute) * 256
                       + second) * 256 + micro // 65536)
         low: i64 = micro % 65536  # the last two bytes, as a signed 16-bit write
-        if _SHARED_STATE_WRITER:
-            w = _state_writer
-            w.truncate(0)
-        else:
-            w = BytesWriter()
+        w = scratch_writer()  # nothing may run between this and getvalue()
         write_i64_be(w, head)
         write_i16_be(w, i16(low - 65536 if low >= 32768 else low))
         if tz_aware:
