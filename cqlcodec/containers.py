@@ -227,6 +227,7 @@ class UdtValue(tuple[Any, ...]):
 
 _BASE_NAMES: Final = frozenset(dir(UdtValue))
 _CLASS_LIMIT: Final = 1024
+_PROPERTY_FIELDS: Final = 256
 _classes: dict[CqlType, type[UdtValue]] = {}
 _classes_lock: Final = threading.Lock()
 
@@ -237,7 +238,7 @@ def _class_name(name: str) -> str:
 
 def _new_class(t: CqlType) -> type[UdtValue]:
     names = t.field_names
-    ns: dict[str, object] = {
+    cls = type(_class_name(t.name), (UdtValue,), {
         "__slots__": (),
         "__module__": __name__,
         "__doc__": f"Values of the user-defined type {t.cql_name}"
@@ -245,18 +246,22 @@ def _new_class(t: CqlType) -> type[UdtValue]:
         "_fields": names,
         "_index": {n: i for i, n in enumerate(names)},
         "_type": t,
-    }
+    })
+    own = vars(cls)
+    # The first _PROPERTY_FIELDS fields get a property (fast attribute access); later
+    # ones are found by UdtValue.__getattr__ through _index, so a type with thousands
+    # of fields (hostile metadata can declare 65535) does not cost a property each.
     match_args: list[str] = []
     for i, name in enumerate(names):
         # fields override tuple methods such as count/index (as in namedtuple), but
         # never the machinery above; those stay reachable via value["name"]
-        if name in ns or (name in _BASE_NAMES and name not in ("count", "index")):
+        if name in own or (name in _BASE_NAMES and name not in ("count", "index")):
             continue
-        ns[name] = property(itemgetter(i), doc=f"Field {name!r} (index {i}).")
-        if name.isidentifier() and not keyword.iskeyword(name):
+        if i < _PROPERTY_FIELDS or name in ("count", "index"):
+            setattr(cls, name, property(itemgetter(i)))
+        if i < _PROPERTY_FIELDS and name.isidentifier() and not keyword.iskeyword(name):
             match_args.append(name)
-    ns["__match_args__"] = tuple(match_args)
-    cls = type(_class_name(t.name), (UdtValue,), ns)
+    setattr(cls, "__match_args__", tuple(match_args))
     cls.__qualname__ = cls.__name__
     return cls
 

@@ -212,6 +212,31 @@ def test_short_udt_values_from_hostile_metadata_are_refused_beyond_their_padding
     assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
 
 
+@pytest.mark.parametrize("wide", [
+    user_type("ks", "wide_meta", [(f"f{i}", INT) for i in range(0xFFFF)]),
+    tuple_of(*[INT] * 0xFFFF),
+], ids=["udt", "tuple"])
+def test_metadata_declaring_65535_fields_costs_a_small_multiple_of_its_size(wide: CqlType) -> None:
+    """The value class, codec and type of a 65535-field UDT or tuple, built while decoding
+    the metadata that declares it (nothing cached yet), stay within the same bound."""
+    body = _rows_body([("w", wide)], 0, b"")
+    peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
+    assert error is None, repr(error)
+    assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
+
+
+def test_wide_udt_fields_beyond_the_first_256_are_attributes_too() -> None:
+    names = [f"f{i}" for i in range(300)]
+    names[280] = "count"  # a field named like a tuple method still wins over the method
+    u = user_type("ks", "wide300", [(n, INT) for n in names])
+    value = u.deserialize(b"".join(_i32(4) + _i32(i) for i in range(300)))
+    assert isinstance(value, cqlcodec.UdtValue)
+    assert getattr(value, "f0") == 0 and getattr(value, "f299") == 299
+    assert getattr(value, "count") == 280 and value["f299"] == 299
+    with pytest.raises(AttributeError):
+        getattr(value, "f300")
+
+
 def test_short_udt_values_within_the_padding_bound_decode() -> None:
     """UDT values written before ALTER TYPE ... ADD are short: up to 8 + (value size)
     trailing fields are padded with None."""
