@@ -276,8 +276,8 @@ class NumericVectorCodec(VectorCodec):
             # below raises the precise error
             try:
                 packed: bytes = self.packer.pack(*items)
-            except (struct.error, OverflowError, TypeError, ValueError):
-                pass
+            except (struct.error, OverflowError, TypeError, ValueError, DeprecationWarning):
+                pass  # DeprecationWarning: older numpy warns on np.bool_ as an index (-W error)
             else:
                 if not self.check_bools or not self._may_hold_bool(packed) \
                         or not _has_bool(items):
