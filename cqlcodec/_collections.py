@@ -192,8 +192,9 @@ def hash_guarded(elem: Codec) -> bool:
 
 
 def flooded(groups: dict[int, int], item: object) -> bool:
-    """Count a new distinct ``item`` in its hash group; True once the group exceeds
-    HASH_GROUP_LIMIT (repeated equal items cost one comparison each, so they are not counted)."""
+    """Count ``item``, just added as a new distinct element, in its hash group; True once
+    the group exceeds HASH_GROUP_LIMIT (callers skip repeated equal items: each of those
+    costs one comparison)."""
     h = hash(item)
     size = groups.get(h, 0) + 1
     groups[h] = size
@@ -355,12 +356,13 @@ class SetCodec(CompositeCodec):
                 p += 4
                 item = elem.decode(buf, p, ln)
                 p += ln
+            size = len(out)
             try:
-                if guard and item not in out and flooded(groups, item):
-                    raise hash_flood(cql_name, p, "elements")
                 out.add(item)
             except TypeError:
                 raise malformed(cql_name, p, f"set element {short_repr(item)} is not hashable")
+            if guard and len(out) > size and flooded(groups, item):
+                raise hash_flood(cql_name, p, "elements")
         if p != end:
             raise trailing(cql_name, p, end)
         if self.hashable:
@@ -448,12 +450,13 @@ class MapCodec(CompositeCodec):
                 p += 4
                 v = vc.decode(buf, p, ln)
                 p += ln
+            size = len(out)
             try:
-                if guard and k not in out and flooded(groups, k):
-                    raise hash_flood(cql_name, p, "keys")
                 out[k] = v
             except TypeError:
                 raise malformed(cql_name, p, f"map key {short_repr(k)} is not hashable")
+            if guard and len(out) > size and flooded(groups, k):
+                raise hash_flood(cql_name, p, "keys")
         if p != end:
             raise trailing(cql_name, p, end)
         if self.hashable:
@@ -483,8 +486,7 @@ def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i
                 raise malformed(cql_name, p, f"the value ends after {len(out)} of {len(fields)} "
                                 f"fields; at most {UDT_PADDING_BASE} + {n} (its size) missing "
                                 "trailing fields are accepted")
-            for _j in range(missing):
-                out.append(None)
+            out.extend([None] * missing)
             return out
         if end - p < 4:
             raise truncated(cql_name, p, end)

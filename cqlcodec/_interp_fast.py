@@ -54,7 +54,14 @@ from cqlcodec._fixed import (
     TinyIntCodec,
 )
 from cqlcodec._strings import AsciiCodec, BlobCodec, TextCodec
-from cqlcodec._temporal import _EPOCH, _EPOCH_UTC, _UNIX_EPOCH_ORDINAL, DateCodec, TimestampCodec
+from cqlcodec._temporal import (
+    _DATE_OFFSET,
+    _EPOCH,
+    _EPOCH_UTC,
+    _UNIX_EPOCH_ORDINAL,
+    DateCodec,
+    TimestampCodec,
+)
 from cqlcodec._uuids import _SAFE_UNKNOWN, FAST_UUID, TimeUuidCodec, UuidCodec
 
 Row = tuple[object, ...]
@@ -96,7 +103,7 @@ def _conversion(codec: Codec, k: int) -> list[str]:
         return [f"if {v} is not None:", f"    {v} = {epoch} + TD(0, 0, 0, {v})"]
     if t is DateCodec:
         return [f"if {v} is not None:",
-                f"    {v} = ORD({v} - {2**31 - _UNIX_EPOCH_ORDINAL})"]
+                f"    {v} = ORD({v} - {_DATE_OFFSET - _UNIX_EPOCH_ORDINAL})"]
     raise AssertionError(f"no conversion for {t.__name__}")
 _I32 = struct.Struct(">i")
 
