@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
-from typing import Final, final
+from typing import Callable, Final, final
 
 from mypy_extensions import i64
 
@@ -31,7 +31,13 @@ from cqlcodec._wire import malformed, out_of_range, wrong_type
 
 # Enough precision and exponent range that scaleb never rounds or overflows.
 _EXACT: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
-_TEXT_PATH_MAX_BYTES: Final = 260  # decimals up to ~600 digits decode via their text form
+# Unscaled values of at most this many bytes have at most 627 digits, under the
+# lowest limit sys.set_int_max_str_digits() accepts (640): no digit check needed.
+_UNCHECKED_MAX_BYTES: Final = 260
+# Bound once: looking up the Decimal class and the method on every decode costs
+# more than the conversion itself.
+_new_decimal: Final[Callable[[int], Decimal]] = Decimal
+_scaleb_exact: Final = _EXACT.scaleb
 _INT32_MIN: Final = -2147483648
 _INT32_MAX: Final = 2147483647
 
@@ -195,11 +201,8 @@ class DecimalCodec(Codec):
                             f"unscaled value, got {n} bytes")
         scale: int = read_i32_be(buf, pos)
         unscaled = read_varint(buf, pos + 4, n - 4)
-        if n <= _TEXT_PATH_MAX_BYTES:
-            if scale == 0:
-                return Decimal(unscaled)
-            # format(), not an f-string: mypyc 2.4.1 leaks the int object when it
-            # str()-formats an int >= 2**62 (CPyTagged_Str)
-            return Decimal(format(unscaled, "d") + "E" + format(-scale, "d"))
-        check_digit_limit(unscaled, pos)
-        return Decimal(unscaled).scaleb(-scale, _EXACT)
+        if n > _UNCHECKED_MAX_BYTES:
+            check_digit_limit(unscaled, pos)
+        if scale == 0:
+            return _new_decimal(unscaled)
+        return _scaleb_exact(_new_decimal(unscaled), -scale)

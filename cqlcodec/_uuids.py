@@ -14,7 +14,7 @@ slots, and falls back to ``UUID(int=...)`` otherwise.
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import Callable, Final, final
 from uuid import UUID, SafeUUID
 
 from mypy_extensions import i64
@@ -40,12 +40,16 @@ def _fast_construction_is_safe() -> bool:
 
 
 FAST_UUID: Final = _fast_construction_is_safe()
+# Bound once: the attribute and global lookups cost more than the calls.
+_new_object: Final[Callable[[type[UUID]], UUID]] = object.__new__
+_int_from_bytes: Final = int.from_bytes
+_UUID_CLASS: Final = UUID
 
 
 def make_uuid(value: int) -> UUID:
     """A ``uuid.UUID`` with the 128-bit integer ``value``, without argument checks."""
     if FAST_UUID:
-        u = object.__new__(UUID)
+        u = _new_object(_UUID_CLASS)
         object.__setattr__(u, "int", value)
         object.__setattr__(u, "is_safe", _SAFE_UNKNOWN)
         return u
@@ -75,7 +79,7 @@ class UuidCodec(Codec):
 
     def decode(self, buf: bytes, pos: i64, n: i64) -> object:
         if n == 16:
-            return make_uuid(int.from_bytes(buf[pos: pos + 16], "big"))
+            return make_uuid(_int_from_bytes(buf[pos: pos + 16], "big"))
         if n == 0:
             return None
         raise wrong_width("uuid", pos, 16, n)
@@ -106,7 +110,7 @@ class TimeUuidCodec(Codec):
 
     def decode(self, buf: bytes, pos: i64, n: i64) -> object:
         if n == 16:
-            return make_uuid(int.from_bytes(buf[pos: pos + 16], "big"))
+            return make_uuid(_int_from_bytes(buf[pos: pos + 16], "big"))
         if n == 0:
             return None
         raise wrong_width("timeuuid", pos, 16, n)
