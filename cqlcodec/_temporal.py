@@ -35,6 +35,7 @@ from typing import Callable, Final, final
 
 from mypy_extensions import i16, i64
 
+from cqlcodec._calendar import civil_from_days
 from cqlcodec._codec import Codec
 from cqlcodec._coerce import coerce_int, is_bool_like
 from cqlcodec._fixed import wrong_width
@@ -98,18 +99,9 @@ def datetime_from_ms(ms: i64, tz_aware: bool) -> object:
         if tz_aware:
             return _EPOCH_UTC + timedelta(0, 0, 0, whole)
         return _EPOCH + timedelta(0, 0, 0, whole)
-    # days since the epoch -> civil date (inverse of Howard Hinnant's days_from_civil)
     days = ms // _MS_PER_DAY
     rem = ms - days * _MS_PER_DAY
-    z = days + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
+    year, month, day = civil_from_days(days)
     hour = rem // 3600000
     rem -= hour * 3600000
     minute = rem // 60000

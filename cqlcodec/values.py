@@ -7,6 +7,7 @@ import operator
 import re
 from typing import Final
 
+from cqlcodec._calendar import civil_from_days
 from cqlcodec._wire import short_repr
 from cqlcodec.errors import EncodeTypeError, EncodeValueError
 
@@ -65,23 +66,6 @@ def _whole_number(value: object, what: str, cql_name: str) -> int:
         f"{what} must be an int, not {type(value).__name__} {short_repr(value)}", cql_name)
 
 
-def _civil_from_days(days: int) -> tuple[int, int, int]:
-    """(year, month, day) of the proleptic Gregorian calendar for days since 1970-01-01.
-
-    Years use astronomical numbering (year 0 is 1 BC), any size.
-    """
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
-
-
 class Date:
     """A CQL ``date``: a day count relative to 1970-01-01, for any CQL date.
 
@@ -124,11 +108,11 @@ class Date:
 
     def __str__(self) -> str:
         """ISO 8601 'YYYY-MM-DD'; outside years 0..9999 the expanded form '+10000-01-01'."""
-        year, month, day = _civil_from_days(self._days)
+        year, month, day = civil_from_days(self._days)
         if 0 <= year <= 9999:
             return f"{year:04d}-{month:02d}-{day:02d}"
         sign = "-" if year < 0 else "+"
-        return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
+        return f"{sign}{abs(int(year)):04d}-{month:02d}-{day:02d}"
 
     def __repr__(self) -> str:
         return f"Date({self._days})"

@@ -10,6 +10,7 @@ a normal form built from plain tuples (see :func:`result_form`).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cqlcodec import CqlType
@@ -315,25 +316,12 @@ def _ref_schema_change(r: Reader) -> object:
     return ("schema_change", change, target, ks, name, args)
 
 
-def ref_result(body: bytes, pv: int, known: list[Column] | None) -> Verdict:
-    """What ``decode_result(body, pv, prepared)`` must do; ``known`` = the prepared's result columns."""
+def _verdict(body: bytes, parse: Callable[[Ctx, Reader], object]) -> Verdict:
+    """The reference's verdict on ``body``: ``parse`` must consume all of it."""
     ctx = Ctx()
     r = Reader(body)
     try:
-        kind = r.i32("result kind")
-        form: object
-        if kind == KIND_VOID:
-            form = ("void",)
-        elif kind == KIND_ROWS:
-            form = _ref_rows(ctx, r, pv, known)
-        elif kind == KIND_SET_KEYSPACE:
-            form = ("set_keyspace", r.string("keyspace"))
-        elif kind == KIND_PREPARED:
-            form = _ref_prepared_body(ctx, r, pv)
-        elif kind == KIND_SCHEMA_CHANGE:
-            form = _ref_schema_change(r)
-        else:
-            raise Reject(f"unknown result kind {kind}")
+        form = parse(ctx, r)
         if r.remaining():
             raise Reject("bytes after the body")
     except Unsure as exc:
@@ -345,22 +333,28 @@ def ref_result(body: bytes, pv: int, known: list[Column] | None) -> Verdict:
     if ctx.ambiguous:
         return Verdict("either", form, "; ".join(ctx.ambiguous[:3]))
     return Verdict("accept", form)
+
+
+def ref_result(body: bytes, pv: int, known: list[Column] | None) -> Verdict:
+    """What ``decode_result(body, pv, prepared)`` must do; ``known`` = the prepared's result columns."""
+
+    def parse(ctx: Ctx, r: Reader) -> object:
+        kind = r.i32("result kind")
+        if kind == KIND_VOID:
+            return ("void",)
+        if kind == KIND_ROWS:
+            return _ref_rows(ctx, r, pv, known)
+        if kind == KIND_SET_KEYSPACE:
+            return ("set_keyspace", r.string("keyspace"))
+        if kind == KIND_PREPARED:
+            return _ref_prepared_body(ctx, r, pv)
+        if kind == KIND_SCHEMA_CHANGE:
+            return _ref_schema_change(r)
+        raise Reject(f"unknown result kind {kind}")
+
+    return _verdict(body, parse)
 
 
 def ref_prepared(body: bytes, pv: int) -> Verdict:
     """What ``decode_prepared(body, pv)`` must do (body without the kind word)."""
-    ctx = Ctx()
-    r = Reader(body)
-    try:
-        form = _ref_prepared_body(ctx, r, pv)
-        if r.remaining():
-            raise Reject("bytes after the body")
-    except Unsure as exc:
-        return Verdict("either", None, str(exc))
-    except Reject as exc:
-        return Verdict("reject", None, str(exc))
-    except RecursionError:
-        return Verdict("either", None, "reference recursion limit")
-    if ctx.ambiguous:
-        return Verdict("either", form, "; ".join(ctx.ambiguous[:3]))
-    return Verdict("accept", form)
+    return _verdict(body, lambda ctx, r: _ref_prepared_body(ctx, r, pv))
