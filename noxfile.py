@@ -82,7 +82,7 @@ def demo(session: nox.Session) -> None:
     session.run("python", "-m", "cqlcodec", "demo")
 
 
-# --- integration (issue 6): cqlcodec inside the drivers against a real Cassandra 5.0.9 ---
+# --- integration: cqlcodec inside the drivers against a real Cassandra 5.0.9 ---
 INTEGRATION_DRIVERS = {
     "cassandra-driver": "cassandra-driver==3.30.1",
     "scylla-driver": "scylla-driver==3.29.12",
@@ -131,7 +131,7 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
 
 
-# --- benchmarks (issue 5): both cqlcodec builds side by side with both drivers ---
+# --- benchmarks: both cqlcodec builds side by side with both drivers ---
 # scylla-driver and cassandra-driver both install the `cassandra` package, and both
 # builds install `cqlcodec`, so each implementation gets its own venv; benchmarks/run.py
 # (run in the session venv, which imports none of them) drives one worker per venv.
@@ -160,7 +160,7 @@ def bench(session: nox.Session) -> None:
     """cqlcodec compiled + interpreted vs scylla-driver and cassandra-driver, every workload.
 
     ``nox -s bench`` is the quick run (a few minutes on 2 cores); ``nox -s bench -- --full``
-    uses workloads.md's timings. Other arguments go to benchmarks/run.py (``--filter W5``).
+    uses the full timings. Other arguments go to benchmarks/run.py (``--filter W5``).
     Tables on stdout; bench-results/results.json and bench-results/ratios.png.
     """
     session.install("numpy>=1.24", "matplotlib")
@@ -187,7 +187,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/run.py", *workers, "--command", command, *session.posargs)
 
 
-# --- fuzzing (issue 7): hostile input, resource bounds, threads and leaks, per build ---
+# --- fuzzing: hostile input, resource bounds, threads and leaks, per build ---
 FUZZ_TESTS = ["tests/fuzz", "tests/test_limits.py", "tests/test_threads.py",
               "tests/test_encode_bounds.py", "tests/test_leaks.py"]
 

@@ -1,10 +1,9 @@
 """Build script: compiles cqlcodec's modules with mypyc unless CQLCODEC_COMPILE=0.
 
-All compiled modules go into one mypyc group, ``cqlcodec._native``, so calls
-between them are early-bound and the shared library stays inside the package.
-Modules listed in ``INTERPRETED`` are never compiled: the package entry point,
-the CLI, the optional numpy and driver glue, the librt fallback shim and the
-user-facing value classes.
+Every module under cqlcodec/, subpackages included, goes into one mypyc group,
+``cqlcodec._native``, so calls between them are early-bound (across subpackages too)
+and the shared library stays inside the package. ``INTERPRETED`` lists the modules
+that are never compiled, each with its reason.
 """
 
 from __future__ import annotations
@@ -18,17 +17,24 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = "cqlcodec"
-INTERPRETED = {
-    "__init__",
-    "__main__",
-    "_version",
-    "errors",
-    "values",
-    "_librt_shim",
-    "_interp_fast",
-    "numpy_support",
-    "driver",
-    "containers",
+# Modules never compiled, each with its reason; every other module under cqlcodec/
+# (found recursively) is compiled.
+INTERPRETED: dict[str, str] = {
+    "__init__": "entry point: checks that the build is whole and re-exports the API",
+    "__main__": "command-line tool: argparse and timeit, nothing per value",
+    "_version": "one string",
+    "bench_workloads": "benchmark inputs, stdlib only; benchmarks/ loads it by path",
+    "errors": "exception classes users catch and subclass",
+    "values": "value classes users may subclass and pickle",
+    "containers": "FrozenMap/UdtValue: tuple/Mapping subclasses built with type()",
+    "driver": "patches the drivers' classes at run time (monkeypatching needs Python classes)",
+    "codecs.numpy_vectors": "calls numpy, which compiled code cannot speed up",
+    "runtime.librt_shim": "struct-based stand-in for librt where librt is missing (PyPy)",
+    "protocol.interp_fast": "the interpreted build's own fast paths (unused when compiled)",
+    "codecs.__init__": "package docstring only",
+    "protocol.__init__": "package docstring only",
+    "runtime.__init__": "package docstring only",
+    "types.__init__": "package docstring only",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 
@@ -37,12 +43,19 @@ def compiling() -> bool:
     return os.environ.get("CQLCODEC_COMPILE", "1").strip() not in ("0", "false", "no", "")
 
 
+def module_name(path: Path) -> str:
+    """``cqlcodec/codecs/fixed.py`` -> ``codecs.fixed``; a package's ``__init__`` keeps its dots."""
+    rel = path.relative_to(HERE / PACKAGE).with_suffix("")
+    return ".".join(rel.parts)
+
+
 def compiled_sources() -> list[str]:
-    return sorted(
-        f"{PACKAGE}/{p.name}"
-        for p in (HERE / PACKAGE).glob("*.py")
-        if p.stem not in INTERPRETED
-    )
+    found = sorted((HERE / PACKAGE).rglob("*.py"))
+    names = {module_name(p) for p in found}
+    unknown = set(INTERPRETED) - names
+    if unknown:
+        raise SystemExit(f"cqlcodec: setup.py INTERPRETED names missing modules: {sorted(unknown)}")
+    return [str(p.relative_to(HERE)) for p in found if module_name(p) not in INTERPRETED]
 
 
 class LoudBuildExt(build_ext):

@@ -485,7 +485,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
                       help="short timings (default): %g s per repeat, %d rounds" % MODES["quick"])
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
-                      help="workloads.md timings: %g s per repeat, %d rounds" % MODES["full"])
+                      help="full timings: %g s per repeat, %d rounds" % MODES["full"])
     ap.add_argument("--rounds", type=int, help="override the number of rounds")
     ap.add_argument("--min-time", type=float, help="override the seconds per repeat")
     ap.add_argument("--filter", default="", help="regex on case ids (e.g. 'W5|W6')")

@@ -1,4 +1,4 @@
-"""pytest-benchmark: workload group(s) W1, W2 of workloads.md on every implementation here."""
+"""pytest-benchmark: workload group(s) W1, W2 (benchmarks/workloads.py) on every implementation here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pytest-benchmark: workload group(s) W5 of workloads.md on every implementation here."""
+"""pytest-benchmark: workload group(s) W5 (benchmarks/workloads.py) on every implementation here."""
 
 from __future__ import annotations
 

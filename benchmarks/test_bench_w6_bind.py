@@ -1,4 +1,4 @@
-"""pytest-benchmark: workload group(s) W6 of workloads.md on every implementation here."""
+"""pytest-benchmark: workload group(s) W6 (benchmarks/workloads.py) on every implementation here."""
 
 from __future__ import annotations
 

@@ -2,6 +2,18 @@
 
 The same sources run compiled (C extensions built by mypyc) or interpreted;
 :data:`COMPILED` says which build is active.
+
+Layout, in the direction of the dependencies (each layer imports only the ones
+before it):
+
+1. ``errors``, ``kinds``: the error hierarchy and the kind codes (leaves);
+2. ``runtime/``: the COMPILED flag, byte readers/writers, wire primitives;
+3. ``values``: Date, Time, Duration, UNSET;
+4. ``types/``: the CqlType model, CQL text and ``[option]`` readers;
+5. ``containers``: FrozenMap and UDT value classes;
+6. ``codecs/``: a codec per type family, the builder and the caches;
+7. ``protocol/``: column specs, binding, rows, prepared statements, RESULT bodies;
+8. this module (the public API), ``driver`` and the CLI (``__main__``).
 """
 
 from __future__ import annotations
@@ -39,9 +51,8 @@ __all__ = [
     "__version__",
 ]
 
-# --- types (issue 2) ---
-from cqlcodec import _kinds as kinds
-from cqlcodec._types import (
+from cqlcodec import kinds
+from cqlcodec.types.model import (
     CqlType,
     custom_type,
     frozen,
@@ -69,30 +80,24 @@ __all__ += [
     "user_type",
     "vector_of",
 ]
-# --- end types ---
 
-# --- parsing (issue 2) ---
-from cqlcodec._option import read_type_option
-from cqlcodec._parse import parse_type
+from cqlcodec.types.option import read_type_option
+from cqlcodec.types.parse import parse_type
 
 __all__ += [
     "parse_type",
     "read_type_option",
 ]
-# --- end parsing ---
 
-# --- values (issue 3) ---
 from cqlcodec.values import Date, Duration, Time
 
 __all__ += ["Date", "Duration", "Time"]
 from cqlcodec.containers import FrozenMap, UdtValue, udt_class
 
 __all__ += ["FrozenMap", "UdtValue", "udt_class"]
-# --- end values ---
 
-# --- hot path: caches, metadata, bind, results (issue 4) ---
-from cqlcodec._bind import Bound
-from cqlcodec._cache import (
+from cqlcodec.protocol.prepared import Bound
+from cqlcodec.codecs.cache import (
     cache_limit,
     cache_sizes,
     clear_caches,
@@ -102,9 +107,11 @@ from cqlcodec._cache import (
     make_serializers,
     set_cache_limit,
 )
-from cqlcodec._encryption import ColumnEncryptionPolicy
-from cqlcodec._metadata import ColumnSpec, Prepared, decode_prepared
-from cqlcodec._results import (
+from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
+from cqlcodec.protocol.columns import ColumnSpec
+from cqlcodec.protocol.metadata import decode_prepared
+from cqlcodec.protocol.prepared import Prepared
+from cqlcodec.protocol.results import (
     Result,
     RowsResult,
     SchemaChangeResult,
@@ -113,7 +120,7 @@ from cqlcodec._results import (
     decode_result,
     decode_rows_result,
 )
-from cqlcodec._rows import dict_factory, named_tuple_factory, tuple_factory
+from cqlcodec.protocol.rows import dict_factory, named_tuple_factory, tuple_factory
 
 __all__ += [
     "Bound",
@@ -140,30 +147,29 @@ __all__ += [
     "named_tuple_factory",
     "tuple_factory",
 ]
-# --- end hot path ---
 
 
 def _compiled() -> bool:
-    """True when the core modules were loaded from mypyc-built extension modules."""
-    from cqlcodec import _codec, _types, _wire
+    """The build flag, after checking that the core modules all come from one build."""
+    from cqlcodec.codecs import base
+    from cqlcodec.runtime import build, wire
+    from cqlcodec.types import model
 
-    suffixes = {m.__file__.rsplit(".", 1)[-1] for m in (_codec, _types, _wire) if m.__file__}
-    if suffixes == {"py"}:
-        return False
-    if suffixes <= {"so", "pyd"}:
-        return True
-    raise ImportError(
-        "cqlcodec is half compiled: some core modules are extensions and some are .py "
-        f"({sorted(suffixes)}); reinstall it"
-    )
+    suffixes = {m.__file__.rsplit(".", 1)[-1] for m in (base, build, model, wire) if m.__file__}
+    if len(suffixes) > 1 and not suffixes <= {"so", "pyd"}:
+        raise ImportError(
+            "cqlcodec is half compiled: some core modules are extensions and some are .py "
+            f"({sorted(suffixes)}); reinstall it"
+        )
+    return build.COMPILED
 
 
 COMPILED: bool = _compiled()
 """True exactly when the running cqlcodec modules are mypyc-compiled extensions."""
 
-# Load the codec factory (and, interpreted, the fast paths) now rather than on the
+# Load the codec builder (and, interpreted, the fast paths) now rather than on the
 # first decode, so the first call costs what every later call costs.
-from cqlcodec import _codecs  # noqa: E402,F401
+from cqlcodec.codecs import builder as _builder  # noqa: E402,F401
 
 if not COMPILED:
-    from cqlcodec import _interp_fast  # noqa: E402,F401
+    from cqlcodec.protocol import interp_fast as _interp_fast  # noqa: E402,F401

@@ -30,6 +30,7 @@ from typing import Any, Callable, Final, NoReturn, Sequence
 
 import cqlcodec
 from cqlcodec import ColumnSpec, CqlType, Prepared, decode_result, parse_type
+from cqlcodec import bench_workloads as wl
 
 EXIT_USAGE: Final = 2
 TEXT_TYPES: Final = frozenset(["text", "varchar", "ascii"])
@@ -301,94 +302,21 @@ def cmd_decode_result(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- bench
 
-BENCH_SEED: Final = 20240517
-_TEXT_CHARS: Final = string.ascii_uppercase + string.ascii_lowercase + string.digits
-_EPOCH: Final = datetime(1970, 1, 1)
-_W5_TEN: Final = ("c_int int, c_bigint bigint, c_double double, c_float float, c_text text, "
-                  "c_boolean boolean, c_uuid uuid, c_timestamp timestamp, c_decimal decimal, c_date date")
-_W5_FIVE: Final = "c_int int, c_bigint bigint, c_double double, c_text text, c_boolean boolean"
-_W5: Final[dict[str, tuple[str, int, float]]] = {
-    "a": (_W5_TEN, 1, 0.0),
-    "b": (_W5_FIVE, 100, 0.0),
-    "c": (_W5_FIVE, 1000, 0.0),
-    "d": ("id int, embedding vector<float, 768>", 100, 0.0),
-    "e": (_W5_FIVE, 1000, 0.2),
-}
-_W6: Final[dict[str, str]] = {"a": _W5_TEN, "b": "id int, name text, ts bigint, embedding vector<float, 1536>"}
 
-
-def _f32(x: float) -> float:
-    result: float = struct.unpack(">f", struct.pack(">f", x))[0]
-    return result
-
-
-def _columns(text: str) -> list[ColumnSpec]:
-    out = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text + ","):
-        depth += (ch == "<") - (ch == ">")
-        if ch == "," and depth == 0:
-            name, _sep, cql = text[start:i].strip().partition(" ")
-            out.append(ColumnSpec("bench", "t", name, parse_type(cql)))
-            start = i + 1
-    return out
-
-
-def _gen_value(t: CqlType, rng: random.Random) -> object:
-    """The generators of the benchmark workloads (workloads.md, W5/W6)."""
-    name = t.cql_name
-    if name == "int":
-        return rng.randint(-(2**31), 2**31 - 1)
-    if name == "bigint":
-        return rng.randint(-(2**63), 2**63 - 1)
-    if name == "double":
-        return rng.uniform(-1e6, 1e6)
-    if name == "float":
-        return _f32(rng.uniform(-1, 1))
-    if name == "text":
-        return "".join(rng.choice(_TEXT_CHARS) for _i in range(rng.randint(8, 24)))
-    if name == "boolean":
-        return rng.random() < 0.5
-    if name == "uuid":
-        return uuid.UUID(int=rng.getrandbits(128))
-    if name == "decimal":
-        return Decimal(rng.randint(-(10**9), 10**9)).scaleb(-4)
-    if name == "timestamp":
-        return _EPOCH + timedelta(milliseconds=rng.randint(1_500_000_000_000, 1_800_000_000_000))
-    if name == "date":
-        return date(1970, 1, 1) + timedelta(days=rng.randint(10000, 25000))
-    return [_f32(rng.uniform(-1, 1)) for _i in range(t.dimension)]
-
-
-def _gen_rows(columns: list[ColumnSpec], nrows: int, seed: int, null_frac: float) -> list[tuple[object, ...]]:
-    rng = random.Random(seed)
-    rows = []
-    for _r in range(nrows):
-        rows.append(tuple(None if null_frac > 0 and rng.random() < null_frac else _gen_value(c.type, rng)
-                          for c in columns))
-    return rows
-
-
-def _rows_body(columns: list[ColumnSpec], rows: list[tuple[object, ...]]) -> bytes:
-    """A RESULT Rows body with the no-metadata flag (what a prepared SELECT gets back)."""
-    out = [struct.pack(">iiii", 2, 0x4, len(columns), len(rows))]
-    for row in rows:
-        for col, value in zip(columns, row):
-            if value is None:
-                out.append(struct.pack(">i", -1))
-            else:
-                data = col.type.serialize(value)
-                out.append(struct.pack(">i", len(data)) + data)
-    return b"".join(out)
+def _bench_columns(columns: list[wl.Column]) -> list[ColumnSpec]:
+    return [ColumnSpec(wl.KEYSPACE, wl.TABLE, name, parse_type(str(spec))) for name, spec in columns]
 
 
 def bench_cases() -> list[tuple[str, str, dict[str, Any], int]]:
-    """(label, statement, globals, values per op) of the quick benchmark; each checked once."""
+    """(label, statement, globals, values per op) of the quick benchmark; each checked once.
+
+    The inputs are the benchmark workloads of ``cqlcodec.bench_workloads`` (the same
+    bytes ``nox -s bench`` measures).
+    """
     cases: list[tuple[str, str, dict[str, Any], int]] = []
     vt = parse_type("vector<float, 1536>")
-    rng = random.Random(BENCH_SEED + 1536)
-    vector = [_f32(rng.uniform(-1, 1)) for _i in range(1536)]
-    data = struct.pack(">1536f", *vector)
+    vector = wl.vector_value(1536)
+    data = wl.vector_bytes(vector)
     if vt.deserialize(data) != vector or vt.serialize(vector) != data:
         raise AssertionError("vector<float, 1536> round trip differs")
     cases.append(("W1 vector<float,1536> -> list", "des(data, 4)", {"des": vt.deserialize, "data": data}, 1536))
@@ -403,25 +331,24 @@ def bench_cases() -> list[tuple[str, str, dict[str, Any], int]]:
         cases.append(("W2 vector<float,1536> <- float32 array", "ser(v, 4)",
                       {"ser": vt.serialize, "v": array}, 1536))
     cases.append(("W2 vector<float,1536> <- list", "ser(v, 4)", {"ser": vt.serialize, "v": vector}, 1536))
-    for key, (text, nrows, null_frac) in _W5.items():
-        columns = _columns(text)
-        rows = _gen_rows(columns, nrows, BENCH_SEED + ord(key), null_frac)
-        prepared = Prepared([], columns, protocol_version=4)
-        body = _rows_body(columns, rows)
-        got = decode_result(body, 4, prepared)
-        if not isinstance(got, cqlcodec.RowsResult) or got.rows != rows:
+    for key in wl.ROWS_SPECS:
+        rc = wl.rows_case(key)
+        columns = _bench_columns(rc.columns)
+        prepared = Prepared([], columns, protocol_version=wl.PROTO)
+        got = decode_result(rc.prepared, wl.PROTO, prepared)
+        if not isinstance(got, cqlcodec.RowsResult) or got.rows != rc.rows:
             raise AssertionError(f"W5 ({key}) rows differ")
-        cases.append((f"W5 ({key}) {nrows} x {len(columns)} rows, prepared", "decode(body, 4, prepared)",
-                      {"decode": decode_result, "body": body, "prepared": prepared}, nrows * len(columns)))
-    for key, text in _W6.items():
-        columns = _columns(text)
-        values = _gen_rows(columns, 1, BENCH_SEED + 100 + ord(key), 0.0)[0]
-        prepared = Prepared(columns, (), [0], 4, b"\x01" * 16)
-        expected = [c.type.serialize(v) for c, v in zip(columns, values)]
-        if prepared.bind(values).values != expected:
+        cases.append((f"W5 ({key}) {len(rc.rows)} x {len(columns)} rows, prepared",
+                      "decode(body, 4, prepared)",
+                      {"decode": decode_result, "body": rc.prepared, "prepared": prepared}, rc.values))
+    for key in wl.BIND_SPECS:
+        bc = wl.bind_case(key)
+        columns = _bench_columns(bc.columns)
+        prepared = Prepared(columns, (), [0], wl.PROTO, wl.QUERY_ID)
+        if prepared.bind(bc.values).values != bc.expected:
             raise AssertionError(f"W6 ({key}) bound values differ")
         cases.append((f"W6 ({key}) bind {len(columns)} values", "bind(values)",
-                      {"bind": prepared.bind, "values": values}, len(columns)))
+                      {"bind": prepared.bind, "values": bc.values}, len(columns)))
     return cases
 
 

@@ -23,7 +23,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, overload
 
 if TYPE_CHECKING:
-    from cqlcodec._types import CqlType
+    from cqlcodec.types.model import CqlType
 
 __all__ = ["FrozenMap", "UdtValue", "udt_class"]
 

@@ -7,8 +7,8 @@ import operator
 import re
 from typing import Final
 
-from cqlcodec._calendar import civil_from_days
-from cqlcodec._wire import short_repr
+from cqlcodec.runtime.calendar import civil_from_days
+from cqlcodec.runtime.wire import short_repr
 from cqlcodec.errors import EncodeTypeError, EncodeValueError
 
 
@@ -38,7 +38,7 @@ UNSET: Final = _UnsetType()
 
 
 # ---------------------------------------------------------------------------
-# date, time and duration values (issue 3)
+# date, time and duration values
 # ---------------------------------------------------------------------------
 
 _INT32_MIN: Final = -(1 << 31)

@@ -49,7 +49,7 @@ def driver_duration(months: int, days: int, nanoseconds: int) -> Any:
     return _util.Duration(months, days, nanoseconds)
 
 
-# --- type parsing (issue 2, item 7) ---
+# --- type parsing ---
 _protocol: Any = importlib.import_module("cassandra.protocol")
 
 
@@ -119,7 +119,7 @@ def _type_tree(t: Any) -> object:
 # --- end type parsing ---
 
 
-# --- hot path: RESULT decoding and bind (issue 4) ---
+# --- hot path: RESULT decoding and bind ---
 _query: Any = importlib.import_module("cassandra.query")
 
 
@@ -200,7 +200,7 @@ def driver_col_desc(keyspace: str, table: str, column: str) -> Any:
 # --- end hot path ---
 
 
-# --- driver type classes (issue 6) ---
+# --- driver type classes ---
 def driver_option_type(data: bytes) -> Any:
     """The driver's type class for a binary ``[option]`` (``ResultMessage.read_type``), as the
     driver builds result and bind metadata; its process-wide registries are restored."""
@@ -214,7 +214,7 @@ def driver_option_type(data: bytes) -> Any:
 # --- end driver type classes ---
 
 
-# --- composite values (issue 3: collections, tuples, UDTs, vectors) ---
+# --- composite values (collections, tuples, UDTs, vectors) ---
 def serialize_java(class_name: str, value: object, protocol_version: int = 4) -> bytes:
     """The driver's content bytes of ``value`` as the type named by a Java class name
     (nested types, UDTs and vectors included); its registries are restored afterwards."""

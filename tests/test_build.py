@@ -12,7 +12,7 @@ import pytest
 
 import cqlcodec
 
-CORE_MODULES = ["cqlcodec._codec", "cqlcodec._types", "cqlcodec._wire", "cqlcodec._codecs"]
+CORE_MODULES = ["cqlcodec.codecs.base", "cqlcodec.types.model", "cqlcodec.runtime.wire", "cqlcodec.codecs.builder"]
 
 
 def test_version_is_pep440() -> None:
@@ -33,7 +33,7 @@ def test_compiled_build_loads_extension_modules() -> None:
         module = importlib.import_module(name)
         assert (module.__file__ or "").endswith((".so", ".pyd")), module.__file__
     # compiled functions are builtins, not Python functions
-    from cqlcodec import _wire
+    from cqlcodec.runtime import wire as _wire
 
     assert type(_wire.check_protocol_version).__name__ == "builtin_function_or_method"
 
@@ -50,7 +50,7 @@ def test_group_library_stays_inside_the_package() -> None:
 @pytest.mark.interpreted_only
 def test_interpreted_build_has_no_extensions() -> None:
     package_dir = pathlib.Path(cqlcodec.__file__ or "").parent
-    assert not list(package_dir.glob("*.so")) and not list(package_dir.glob("*.pyd"))
+    assert not list(package_dir.rglob("*.so")) and not list(package_dir.rglob("*.pyd"))
 
 
 def test_expected_build_env_is_honoured() -> None:
@@ -63,7 +63,7 @@ def test_expected_build_env_is_honoured() -> None:
 def test_sources_ship_with_py_typed() -> None:
     package_dir = pathlib.Path(cqlcodec.__file__ or "").parent
     assert (package_dir / "py.typed").is_file()
-    assert (package_dir / "_types.py").is_file()
+    assert (package_dir / "types" / "model.py").is_file()
 
 
 def _source_docstrings(module_name: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ def _restore_limit() -> Iterator[None]:
 
 
 def test_default_limit() -> None:
-    from cqlcodec._cache import DEFAULT_CACHE_LIMIT
+    from cqlcodec.codecs.cache import DEFAULT_CACHE_LIMIT
 
     assert DEFAULT_CACHE_LIMIT == 256
     assert cache_limit() >= 1

@@ -33,8 +33,8 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
-from cqlcodec._codec import FLAG_HASHABLE
-from cqlcodec._types import MAX_TYPE_DEPTH
+from cqlcodec.codecs.base import FLAG_HASHABLE
+from cqlcodec.types.model import MAX_TYPE_DEPTH
 
 INT = scalar_type(kinds.INT)
 TEXT = scalar_type(kinds.TEXT)

@@ -29,7 +29,7 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
-from cqlcodec._codec import FLAG_HASHABLE
+from cqlcodec.codecs.base import FLAG_HASHABLE
 from type_strategies import java_name
 
 K = kinds

@@ -1,4 +1,4 @@
-"""Encoding at the boundaries (issue 7): nothing is silently truncated or wrapped.
+"""Encoding at the boundaries: nothing is silently truncated or wrapped.
 
 Every encoder is driven across its limits (hypothesis around each boundary plus
 the boundary values themselves) through every path a value can take: the scalar

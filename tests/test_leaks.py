@@ -1,4 +1,4 @@
-"""Memory stays flat over many operations (issue 7): a short run of tools/leakcheck.py.
+"""Memory stays flat over many operations: a short run of tools/leakcheck.py.
 
 The full check is ``python tools/leakcheck.py`` (a million operations of every kind
 against the compiled build, then each operation on its own); the first test runs

@@ -1,4 +1,4 @@
-"""Resource bounds on hostile input (issue 7).
+"""Resource bounds on hostile input.
 
 * Decoding never allocates more than a small multiple of the input size, whatever
   the length words and counts claim: measured with tracemalloc (peak of traced

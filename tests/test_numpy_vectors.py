@@ -20,7 +20,7 @@ from cqlcodec import (
     set_of,
     vector_of,
 )
-from cqlcodec import numpy_support
+from cqlcodec.codecs import numpy_vectors as numpy_support
 
 np: Any = pytest.importorskip("numpy")
 
@@ -191,7 +191,7 @@ def test_numpy_is_imported_only_when_used() -> None:
         "from cqlcodec import vector_of, scalar_type, kinds, CodecError\n"
         "t = vector_of(scalar_type(kinds.FLOAT), 2)\n"
         "assert t.deserialize(t.serialize([1.0, 2.0])) == [1.0, 2.0]\n"
-        "import cqlcodec.numpy_support as ns\n"
+        "import cqlcodec.codecs.numpy_vectors as ns\n"
         "assert not ns.HAVE_NUMPY\n"
         "try:\n"
         "    t.deserialize(t.serialize([1.0, 2.0]), numpy=True)\n"

@@ -24,7 +24,8 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
-from cqlcodec import _option, _parse
+from cqlcodec.types import option as _option
+from cqlcodec.types import parse as _parse
 from type_strategies import keyspaces, option_bytes, tree, type_trees, user_types_in
 
 INT = scalar_type(kinds.INT)

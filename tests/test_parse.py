@@ -27,7 +27,7 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
-from cqlcodec import _parse
+from cqlcodec.types import parse as _parse
 from type_strategies import (
     JAVA_SCALAR_NAMES,
     PREFIX,

@@ -601,7 +601,7 @@ def _outcome(fn: Any) -> object:
 
 @given(_odd_rows_case())
 def test_fast_loops_match_checked_loop(case: tuple[list[Col], list[list[Cell]], int]) -> None:
-    from cqlcodec._rows import build_rows_desc, decode_checked, decode_rows
+    from cqlcodec.protocol.rows import build_rows_desc, decode_checked, decode_rows
 
     cols, cells, pv = case
     body = rows_body(cols, cells, flags=NO_METADATA, kind=False)

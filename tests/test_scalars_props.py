@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import oracle
 from cqlcodec import Date, Duration, Time, kinds
-from cqlcodec._codec import FLAG_TZ_AWARE, Codec
-from cqlcodec._rt import BytesWriter
-from cqlcodec._scalars import scalar_codec
+from cqlcodec.codecs.base import FLAG_TZ_AWARE, Codec
+from cqlcodec.runtime.buffers import BytesWriter
+from cqlcodec.codecs.builder import scalar_codec
 from cqlcodec.errors import DecodeError, EncodeError
 
 KIND: dict[str, int] = {name: kind for kind, name in kinds.SCALAR_NAMES.items()}
@@ -428,14 +428,14 @@ def test_arbitrary_bytes_decode_or_raise_decode_error(name: str, raw: bytes) -> 
 @pytest.mark.parametrize(("compiled", "state"), [(True, True), (True, False), (False, True)])
 @given(ms=st.integers(min_value=MIN_MS, max_value=MAX_MS), aware=st.booleans())
 def test_every_timestamp_decode_path(compiled: bool, state: bool, ms: int, aware: bool) -> None:
-    from cqlcodec import _temporal
+    from cqlcodec.codecs import temporal as _temporal
 
-    saved = (_temporal._COMPILED, _temporal._STATE_CONSTRUCTOR)
+    saved = (_temporal.COMPILED, _temporal._STATE_CONSTRUCTOR)  # type: ignore[attr-defined]
     try:
-        _temporal._COMPILED, _temporal._STATE_CONSTRUCTOR = compiled, state  # type: ignore[misc]
+        _temporal.COMPILED, _temporal._STATE_CONSTRUCTOR = compiled, state  # type: ignore[attr-defined,misc]
         got = _temporal.datetime_from_ms(ms, aware)
     finally:
-        _temporal._COMPILED, _temporal._STATE_CONSTRUCTOR = saved  # type: ignore[misc]
+        _temporal.COMPILED, _temporal._STATE_CONSTRUCTOR = saved  # type: ignore[attr-defined,misc]
     expected = EPOCH + datetime.timedelta(milliseconds=ms)
     if aware:
         expected = expected.replace(tzinfo=datetime.timezone.utc)
@@ -446,7 +446,7 @@ def test_every_timestamp_decode_path(compiled: bool, state: bool, ms: int, aware
 @pytest.mark.interpreted_only
 @given(st.uuids())
 def test_uuid_fallback_construction(value: uuid.UUID) -> None:
-    from cqlcodec import _uuids
+    from cqlcodec.codecs import uuids as _uuids
 
     saved = _uuids.FAST_UUID
     try:
@@ -458,10 +458,11 @@ def test_uuid_fallback_construction(value: uuid.UUID) -> None:
 
 
 def test_fast_paths_are_active() -> None:
-    from cqlcodec import _temporal, _uuids
+    from cqlcodec.codecs import temporal as _temporal
+    from cqlcodec.codecs import uuids as _uuids
 
     assert _uuids.FAST_UUID
     assert _temporal._STATE_CONSTRUCTOR
     import cqlcodec
 
-    assert _temporal._COMPILED == cqlcodec.COMPILED
+    assert _temporal.COMPILED == cqlcodec.COMPILED  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""Concurrency (issue 7): caches, bind and decode used from 8 threads at once.
+"""Concurrency: caches, bind and decode used from 8 threads at once.
 
 One thread first computes every answer of a mixed workload (deserialize,
 serialize, cache lookups by type and by type text, bind, RESULT decoding with

@@ -25,7 +25,7 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
-from cqlcodec import _types
+from cqlcodec.types import model as _types
 from type_strategies import keyspaces, type_trees
 
 INT = scalar_type(kinds.INT)

@@ -31,7 +31,7 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
-from cqlcodec._codec import FLAG_HASHABLE
+from cqlcodec.codecs.base import FLAG_HASHABLE
 
 M = "org.apache.cassandra.db.marshal."
 S = scalar_type
@@ -371,7 +371,7 @@ def test_every_truncation_is_a_decode_error() -> None:
 def test_dimension_limits() -> None:
     with pytest.raises(ValueError):
         vector_of(FLOAT, 0)
-    from cqlcodec._types import make_type
+    from cqlcodec.types.model import make_type
 
     huge = make_type(kinds.VECTOR, (FLOAT,), 2**40)
     with pytest.raises(UnsupportedTypeError):

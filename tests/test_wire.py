@@ -1,4 +1,4 @@
-"""The vint helpers of cqlcodec._wire: [unsigned vint] and zigzag [vint], spec section 1."""
+"""The vint helpers of cqlcodec.runtime.wire: [unsigned vint] and zigzag [vint], spec section 1."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cqlcodec._rt import BytesWriter
-from cqlcodec._wire import read_uvint, read_vint, uvint_size, write_uvint, zigzag
+from cqlcodec.runtime.buffers import BytesWriter
+from cqlcodec.runtime.wire import read_uvint, read_vint, uvint_size, write_uvint, zigzag
 from cqlcodec.errors import DecodeError
 
 # spec section 1 tables plus every length boundary: 2**(7k) - 1 and 2**(7k)

@@ -12,7 +12,7 @@ import string
 
 from hypothesis import strategies as st
 
-from cqlcodec import _types
+from cqlcodec.types import model as _types
 from cqlcodec import (
     CqlType,
     custom_type,

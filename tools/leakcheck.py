@@ -50,7 +50,7 @@ from cqlcodec import (
     vector_of,
 )
 from cqlcodec import kinds as K
-from cqlcodec._codec import Codec
+from cqlcodec.codecs.base import Codec
 
 Op = Callable[[], object]
 

@@ -1,4 +1,4 @@
-"""Hostile-input fuzzing of cqlcodec (issue 7).
+"""Hostile-input fuzzing of cqlcodec.
 
 ``model`` is an independent reference of the wire format (generators of valid
 bytes with their expected values, and a reference decoder that says whether any

@@ -1,4 +1,4 @@
-"""Reproducers of problems the fuzzer found in cqlcodec (issue 7).
+"""Reproducers of problems the fuzzer found in cqlcodec.
 
 Each test states the guarantee that must hold.  While the owning module is not
 fixed the test is marked ``xfail(strict=True)`` with the reason, so it turns into

@@ -1,4 +1,4 @@
-"""Decoding time is linear in the input (issue 7).
+"""Decoding time is linear in the input.
 
 Fuzz inputs are small, so a quadratic path hides in them.  Here every kind of
 input that can grow — element counts, string lengths, column counts and names,
