@@ -17,7 +17,8 @@ PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 IMPLS = ["compiled", "pure"]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "cassandra-driver==3.30.1"]
 TYPECHECK_DEPS = ["mypy==2.4.1", "librt>=0.16", "mypy_extensions>=1.0", *TEST_DEPS,
-                  "pytest-benchmark>=4", "nox"]
+                  "pytest-benchmark>=4", "nox", "ruff==0.17.6"]
+LINT_PATHS = ["cqlcodec", "tests", "benchmarks", "tools", "noxfile.py", "setup.py", "_build_backend"]
 
 nox.options.error_on_missing_interpreters = False
 nox.options.reuse_existing_virtualenvs = False
@@ -69,10 +70,12 @@ def tests(session: nox.Session, impl: str) -> None:
 
 @nox.session(python="3.11")
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the package, tests, benchmarks and stubs."""
+    """mypy --strict and ruff over the package, tests, benchmarks and tools; generated files current."""
     session.install(*TYPECHECK_DEPS)
-    session.run("mypy", "--strict", "cqlcodec", "tests", "benchmarks", "noxfile.py",
+    session.run("mypy", "--strict", "cqlcodec", "tests", "benchmarks", "tools", "noxfile.py",
                 *session.posargs)
+    session.run("ruff", "check", *LINT_PATHS)
+    session.run("python", "tools/gen_rowloops.py", "--check")
 
 
 @nox.session(python="3.11")

@@ -13,9 +13,8 @@ import importlib
 import os
 from typing import Any
 
-import numpy as np
-
 import harness as h
+import numpy as np
 import workloads as wl
 
 

@@ -14,9 +14,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Final
 
-import numpy as np
-
 import harness as h
+import numpy as np
 import workloads as wl
 
 _LITTLE: Final = sys.byteorder == "little"

@@ -13,9 +13,8 @@ import importlib
 from functools import lru_cache
 from typing import Any
 
-import pytest
-
 import harness as h
+import pytest
 
 
 @lru_cache(maxsize=None)

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Callable, Final
+from typing import IO, Any, Final
 
 import harness as h
 import workloads as wl
@@ -233,7 +233,7 @@ def group_table(results: Results, group: str, impls: list[str]) -> str:
         if per_value:
             t, count = median_of(results, cid, C), values_per_op(cid)
             row.append("" if t is None or not count else f"{t * 1e9 / count:.1f}")
-        for label, num, den, fb in ratios:
+        for _label, num, den, fb in ratios:
             r, star = ratio(results, cid, num, den, fb)
             starred |= star
             row.append(fmt_ratio(r, star))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import benchsupport
+import pytest
 
 
 @pytest.mark.parametrize(("case_id", "impl"), benchsupport.params("W6"))

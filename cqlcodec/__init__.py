@@ -18,7 +18,20 @@ before it):
 
 from __future__ import annotations
 
+from cqlcodec import kinds
 from cqlcodec._version import __version__
+from cqlcodec.codecs.cache import (
+    cache_limit,
+    cache_sizes,
+    clear_caches,
+    find_deserializer,
+    find_serializer,
+    make_deserializers,
+    make_serializers,
+    set_cache_limit,
+)
+from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
+from cqlcodec.containers import FrozenMap, UdtValue, udt_class
 from cqlcodec.errors import (
     BindError,
     BindTypeError,
@@ -32,7 +45,35 @@ from cqlcodec.errors import (
     TypeParseError,
     UnsupportedTypeError,
 )
-from cqlcodec.values import UNSET
+from cqlcodec.protocol.columns import ColumnSpec
+from cqlcodec.protocol.metadata import decode_prepared
+from cqlcodec.protocol.prepared import Bound, Prepared
+from cqlcodec.protocol.results import (
+    Result,
+    RowsResult,
+    SchemaChangeResult,
+    SetKeyspaceResult,
+    VoidResult,
+    decode_result,
+    decode_rows_result,
+)
+from cqlcodec.protocol.rows import dict_factory, named_tuple_factory, tuple_factory
+from cqlcodec.types.model import (
+    CqlType,
+    custom_type,
+    frozen,
+    list_of,
+    map_of,
+    reversed_type,
+    scalar_type,
+    set_of,
+    tuple_of,
+    user_type,
+    vector_of,
+)
+from cqlcodec.types.option import read_type_option
+from cqlcodec.types.parse import parse_type
+from cqlcodec.values import UNSET, Date, Duration, Time
 
 __all__ = [
     "COMPILED",
@@ -49,24 +90,6 @@ __all__ = [
     "UnsupportedTypeError",
     "UNSET",
     "__version__",
-]
-
-from cqlcodec import kinds
-from cqlcodec.types.model import (
-    CqlType,
-    custom_type,
-    frozen,
-    list_of,
-    map_of,
-    reversed_type,
-    scalar_type,
-    set_of,
-    tuple_of,
-    user_type,
-    vector_of,
-)
-
-__all__ += [
     "kinds",
     "CqlType",
     "custom_type",
@@ -79,50 +102,14 @@ __all__ += [
     "tuple_of",
     "user_type",
     "vector_of",
-]
-
-from cqlcodec.types.option import read_type_option
-from cqlcodec.types.parse import parse_type
-
-__all__ += [
     "parse_type",
     "read_type_option",
-]
-
-from cqlcodec.values import Date, Duration, Time
-
-__all__ += ["Date", "Duration", "Time"]
-from cqlcodec.containers import FrozenMap, UdtValue, udt_class
-
-__all__ += ["FrozenMap", "UdtValue", "udt_class"]
-
-from cqlcodec.protocol.prepared import Bound
-from cqlcodec.codecs.cache import (
-    cache_limit,
-    cache_sizes,
-    clear_caches,
-    find_deserializer,
-    find_serializer,
-    make_deserializers,
-    make_serializers,
-    set_cache_limit,
-)
-from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
-from cqlcodec.protocol.columns import ColumnSpec
-from cqlcodec.protocol.metadata import decode_prepared
-from cqlcodec.protocol.prepared import Prepared
-from cqlcodec.protocol.results import (
-    Result,
-    RowsResult,
-    SchemaChangeResult,
-    SetKeyspaceResult,
-    VoidResult,
-    decode_result,
-    decode_rows_result,
-)
-from cqlcodec.protocol.rows import dict_factory, named_tuple_factory, tuple_factory
-
-__all__ += [
+    "Date",
+    "Duration",
+    "Time",
+    "FrozenMap",
+    "UdtValue",
+    "udt_class",
     "Bound",
     "cache_limit",
     "cache_sizes",

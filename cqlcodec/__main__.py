@@ -15,10 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-import random
 import re
-import string
-import struct
 import sys
 import time as clock
 import timeit

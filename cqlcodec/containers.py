@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import keyword
 import threading
-from collections.abc import Iterable, Iterator, KeysView, ItemsView, Mapping, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, overload
 

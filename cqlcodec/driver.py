@@ -47,10 +47,20 @@ from typing import Any, Final
 
 import cqlcodec
 from cqlcodec import kinds as K
-from cqlcodec.types.parse import parse_type
-from cqlcodec.types.model import CqlType, frozen, list_of, map_of, reversed_type, scalar_type, \
-    set_of, tuple_of, user_type, vector_of
 from cqlcodec.errors import CodecError
+from cqlcodec.types.model import (
+    CqlType,
+    frozen,
+    list_of,
+    map_of,
+    reversed_type,
+    scalar_type,
+    set_of,
+    tuple_of,
+    user_type,
+    vector_of,
+)
+from cqlcodec.types.parse import parse_type
 from cqlcodec.values import Date, Duration, Time
 
 

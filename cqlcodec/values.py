@@ -7,9 +7,9 @@ import operator
 import re
 from typing import Final
 
+from cqlcodec.errors import EncodeTypeError, EncodeValueError
 from cqlcodec.runtime.calendar import civil_from_days
 from cqlcodec.runtime.wire import short_repr
-from cqlcodec.errors import EncodeTypeError, EncodeValueError
 
 
 class _UnsetType:

@@ -93,7 +93,8 @@ def _type_tree(t: Any) -> object:
     """A driver type class as nested tuples: ("scalar", cql name), ("list", tree),
     ("set", tree), ("map", k, v), ("tuple", trees), ("vector", tree, dim), ("frozen", tree),
     ("reversed", tree), ("udt", keyspace, name, ((field, tree), ...)), ("custom", class name),
-    ("bare", class name) for a parameterized class without parameters. The driver's ``varchar`` (option 0x000D) is reported as ``text``, cqlcodec's name for it."""
+    ("bare", class name) for a parameterized class without parameters. The driver's
+    ``varchar`` (option 0x000D) is reported as ``text``, cqlcodec's name for it."""
     ct = _cqltypes
     if issubclass(t, ct._UnrecognizedType):
         return ("custom", t.cassname)

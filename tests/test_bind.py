@@ -10,12 +10,13 @@ import uuid
 from collections import OrderedDict
 from typing import Any, Iterator, Mapping
 
+import oracle
 import pytest
+from hotwire import SAMPLES, Col, prepared_body
 from hypothesis import given
 from hypothesis import strategies as st
 
 import cqlcodec
-import oracle
 from cqlcodec import (
     UNSET,
     BindError,
@@ -28,7 +29,6 @@ from cqlcodec import (
     decode_prepared,
     parse_type,
 )
-from hotwire import SAMPLES, Col, prepared_body
 
 INT = parse_type("int")
 TEXT = parse_type("text")
@@ -298,10 +298,10 @@ def test_null_partition_key_component() -> None:
     prep, _body = make(COLS3, [0, 1])
     bound = prep.bind([1, None, 3])
     with pytest.raises(BindValueError, match='"a".*null'):
-        bound.routing_key
+        _ = bound.routing_key
     single, _body = make(COLS3, [1])
     with pytest.raises(BindValueError, match="null"):
-        single.bind([1, None]).routing_key
+        _ = single.bind([1, None]).routing_key
 
 
 def test_no_routing_key_without_pk_indexes() -> None:

@@ -9,10 +9,10 @@ import pickle
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import oracle
 import pytest
 
 import cqlcodec
-import oracle
 from cqlcodec import (
     CqlType,
     DecodeError,

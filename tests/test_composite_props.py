@@ -8,10 +8,11 @@ import decimal
 import random
 from typing import Any
 
+import oracle
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from type_strategies import java_name
 
-import oracle
 from cqlcodec import (
     CodecError,
     CqlType,
@@ -30,7 +31,6 @@ from cqlcodec import (
     vector_of,
 )
 from cqlcodec.codecs.base import FLAG_HASHABLE
-from type_strategies import java_name
 
 K = kinds
 

@@ -17,15 +17,14 @@ from cassandra import cqltypes as ct
 from cassandra.protocol import ColumnMetadata, ProtocolHandler, ResultMessage
 from cassandra.query import UNSET_VALUE, PreparedStatement
 from hypothesis import assume, given
-from hypothesis import strategies as st
-
-import cqlcodec
-import cqlcodec.driver as drv
-from cqlcodec import CqlType, frozen, kinds, parse_type, scalar_type, set_of, user_type
 from integration.compare import assert_same
 from integration.data import COLUMN_NAMES, EVERYTHING_COLUMNS, everything_rows
 from oracle import driver_option_type
 from type_strategies import option_bytes, type_trees, user_types_in
+
+import cqlcodec
+import cqlcodec.driver as drv
+from cqlcodec import CqlType, frozen, kinds, parse_type, scalar_type, set_of, user_type
 
 TEXT = scalar_type(kinds.TEXT)
 ADDRESS = user_type("cqlcodec_it", "address",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import struct
 
-import pytest
-
 import oracle
+import pytest
+from hotwire import NO_METADATA, Cell, Col, rows_body
+
 from cqlcodec import (
     UNSET,
     BindTypeError,
@@ -19,7 +20,6 @@ from cqlcodec import (
     decode_rows_result,
     parse_type,
 )
-from hotwire import NO_METADATA, Cell, Col, rows_body
 
 ColumnKey = tuple[str, str, str]
 BLOB = parse_type("blob")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import oracle
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from type_strategies import keyspaces, option_bytes, tree, type_trees, user_types_in
 
-import oracle
 from cqlcodec import (
     CqlType,
     DecodeError,
@@ -26,7 +27,6 @@ from cqlcodec import (
 )
 from cqlcodec.types import option as _option
 from cqlcodec.types import parse as _parse
-from type_strategies import keyspaces, option_bytes, tree, type_trees, user_types_in
 
 INT = scalar_type(kinds.INT)
 TEXT = scalar_type(kinds.TEXT)

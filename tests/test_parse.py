@@ -5,11 +5,23 @@ from __future__ import annotations
 import random
 import threading
 
+import oracle
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from type_strategies import (
+    JAVA_SCALAR_NAMES,
+    PREFIX,
+    java_name,
+    keyspaces,
+    option_bytes,
+    tree,
+    type_trees,
+    udt_registry,
+    user_types_in,
+    without_reversed,
+)
 
-import oracle
 from cqlcodec import (
     CqlType,
     TypeParseError,
@@ -28,18 +40,6 @@ from cqlcodec import (
     vector_of,
 )
 from cqlcodec.types import parse as _parse
-from type_strategies import (
-    JAVA_SCALAR_NAMES,
-    PREFIX,
-    java_name,
-    keyspaces,
-    option_bytes,
-    tree,
-    type_trees,
-    udt_registry,
-    user_types_in,
-    without_reversed,
-)
 
 INT = scalar_type(kinds.INT)
 TEXT = scalar_type(kinds.TEXT)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pickle
 
+import oracle
 import pytest
+from hotwire import GLOBAL_TABLES_SPEC, NO_METADATA, Col, i32, prepared_body, short, u32
 
 import cqlcodec
-import oracle
 from cqlcodec import ColumnSpec, DecodeError, Prepared, decode_prepared, decode_result, parse_type
-from hotwire import GLOBAL_TABLES_SPEC, NO_METADATA, Col, i32, prepared_body, short, u32
 
 INT = parse_type("int")
 TEXT = parse_type("text")

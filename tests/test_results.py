@@ -7,12 +7,29 @@ import random
 import uuid
 from typing import Any
 
+import oracle
 import pytest
+from hotwire import (
+    CONTINUOUS_PAGING,
+    GLOBAL_TABLES_SPEC,
+    LAST_CONTINUOUS_PAGE,
+    NO_METADATA,
+    NOT_SET,
+    SAMPLES,
+    Cell,
+    Col,
+    i32,
+    java_name,
+    plain,
+    rows_body,
+    schema_change_body,
+    string,
+    u32,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 import cqlcodec
-import oracle
 from cqlcodec import (
     UNSET,
     ColumnSpec,
@@ -29,23 +46,6 @@ from cqlcodec import (
     named_tuple_factory,
     parse_type,
     tuple_factory,
-)
-from hotwire import (
-    CONTINUOUS_PAGING,
-    GLOBAL_TABLES_SPEC,
-    LAST_CONTINUOUS_PAGE,
-    NO_METADATA,
-    NOT_SET,
-    SAMPLES,
-    Cell,
-    Col,
-    i32,
-    u32,
-    java_name,
-    plain,
-    rows_body,
-    schema_change_body,
-    string,
 )
 
 INT = parse_type("int")

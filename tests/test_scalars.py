@@ -16,9 +16,9 @@ import pytest
 import cqlcodec
 from cqlcodec import Date, Duration, Time, kinds
 from cqlcodec.codecs.base import FLAG_TZ_AWARE, Codec
-from cqlcodec.runtime.buffers import BytesWriter
 from cqlcodec.codecs.builder import custom_codec, scalar_codec
 from cqlcodec.errors import CodecError, DecodeError, EncodeTypeError, EncodeValueError
+from cqlcodec.runtime.buffers import BytesWriter
 
 KIND: dict[str, int] = {name: kind for kind, name in kinds.SCALAR_NAMES.items()}
 UTC = datetime.timezone.utc

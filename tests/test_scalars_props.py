@@ -16,16 +16,16 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+import oracle
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-import oracle
 from cqlcodec import Date, Duration, Time, kinds
 from cqlcodec.codecs.base import FLAG_TZ_AWARE, Codec
-from cqlcodec.runtime.buffers import BytesWriter
 from cqlcodec.codecs.builder import scalar_codec
 from cqlcodec.errors import DecodeError, EncodeError
+from cqlcodec.runtime.buffers import BytesWriter
 
 KIND: dict[str, int] = {name: kind for kind, name in kinds.SCALAR_NAMES.items()}
 # the driver's type names (text columns arrive as varchar on protocol v3+)

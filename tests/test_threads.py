@@ -194,7 +194,8 @@ def test_caches_hold_at_most_their_limit_under_concurrent_misses() -> None:
                 seen: list[int] = []
                 barrier = threading.Barrier(16)
 
-                def worker(index: int) -> None:
+                def worker(index: int, barrier: threading.Barrier = barrier,
+                           seen: list[int] = seen) -> None:
                     barrier.wait()
                     for t in types[index * 40:(index + 1) * 40]:
                         cqlcodec.find_serializer(t)

@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 from hypothesis import given
+from type_strategies import keyspaces, type_trees
 
 from cqlcodec import (
     CqlType,
@@ -26,7 +27,6 @@ from cqlcodec import (
     vector_of,
 )
 from cqlcodec.types import model as _types
-from type_strategies import keyspaces, type_trees
 
 INT = scalar_type(kinds.INT)
 TEXT = scalar_type(kinds.TEXT)

@@ -10,11 +10,11 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import oracle
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import oracle
 from cqlcodec import (
     CqlType,
     DecodeError,

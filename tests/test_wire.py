@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cqlcodec.errors import DecodeError
 from cqlcodec.runtime.buffers import BytesWriter
 from cqlcodec.runtime.wire import read_uvint, read_vint, uvint_size, write_uvint, zigzag
-from cqlcodec.errors import DecodeError
 
 # spec section 1 tables plus every length boundary: 2**(7k) - 1 and 2**(7k)
 UVINT_VECTORS: list[tuple[int, str]] = [

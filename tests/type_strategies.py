@@ -12,7 +12,6 @@ import string
 
 from hypothesis import strategies as st
 
-from cqlcodec.types import model as _types
 from cqlcodec import (
     CqlType,
     custom_type,
@@ -27,6 +26,7 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
+from cqlcodec.types import model as _types
 
 PREFIX = "org.apache.cassandra.db.marshal."
 

@@ -26,8 +26,8 @@ import threading
 from typing import Final, Sequence, TypeVar, cast
 
 from cqlcodec.codecs.base import FLAG_NUMPY, FLAG_TZ_AWARE, Codec
-from cqlcodec.types.parse import parse_type
 from cqlcodec.types.model import CqlType
+from cqlcodec.types.parse import parse_type
 
 DEFAULT_CACHE_LIMIT: Final = 256
 

@@ -51,12 +51,12 @@ from typing import Final
 from mypy_extensions import i64
 
 from cqlcodec.codecs.base import FLAG_HASHABLE, Codec
-from cqlcodec.runtime.buffers import BytesWriter, read_i32_be, write_i32_be
-from cqlcodec.types.model import MAX_TYPE_DEPTH, CqlType
-from cqlcodec.runtime.wire import malformed, out_of_range, short_repr, wrong_type
 from cqlcodec.containers import FrozenMap, UdtValue, udt_class
 from cqlcodec.errors import DecodeError, UnsupportedTypeError
+from cqlcodec.runtime.buffers import BytesWriter, read_i32_be, write_i32_be
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.wire import malformed, out_of_range, short_repr, wrong_type
+from cqlcodec.types.model import MAX_TYPE_DEPTH, CqlType
 
 MAX_NESTING: Final = MAX_TYPE_DEPTH
 """Deepest nesting of composite types (list, set, map, tuple, UDT, vector) accepted."""

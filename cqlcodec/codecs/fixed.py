@@ -21,23 +21,23 @@ from mypy_extensions import i64
 
 from cqlcodec.codecs.base import Codec
 from cqlcodec.codecs.coerce import coerce_float, coerce_int, is_bool_like
+from cqlcodec.errors import DecodeError
 from cqlcodec.runtime.buffers import (
     BytesWriter,
-    scratch_writer,
     read_f32_be,
     read_f64_be,
     read_i16_be,
     read_i32_be,
     read_i64_be,
+    scratch_writer,
     write_f32_be,
     write_f64_be,
     write_i16_be,
     write_i32_be,
     write_i64_be,
 )
-from cqlcodec.runtime.wire import INT64_MAX, INT64_MIN, malformed, out_of_range, wrong_type
-from cqlcodec.errors import DecodeError
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.wire import INT64_MAX, INT64_MIN, malformed, out_of_range, wrong_type
 
 _INF: Final = float("inf")
 # Halfway between FLT_MAX and 2**128: finite doubles at or beyond it round to

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from cqlcodec import kinds as K
-from cqlcodec.runtime.wire import out_of_range, wrong_type
 from cqlcodec.errors import CodecError
+from cqlcodec.runtime.wire import out_of_range, wrong_type
 
 __all__ = ["HAVE_NUMPY", "NumpyUnavailableError", "require_numpy", "vector_decoder",
            "encode_vector"]

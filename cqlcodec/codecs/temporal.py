@@ -35,23 +35,23 @@ from typing import Callable, Final, final
 
 from mypy_extensions import i16, i64
 
-from cqlcodec.runtime.calendar import civil_from_days
 from cqlcodec.codecs.base import Codec
 from cqlcodec.codecs.coerce import coerce_int, is_bool_like
 from cqlcodec.codecs.fixed import wrong_width
+from cqlcodec.errors import EncodeValueError
 from cqlcodec.runtime.buffers import (
     BytesWriter,
-    scratch_writer,
     read_i32_be,
     read_i64_be,
+    scratch_writer,
     write_i16_be,
     write_i32_be,
     write_i64_be,
 )
-from cqlcodec.runtime.wire import malformed, out_of_range, read_vint, write_uvint, wrong_type, zigzag
-from cqlcodec.errors import EncodeValueError
-from cqlcodec.values import Date, Duration, Time, duration_problem
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.calendar import civil_from_days
+from cqlcodec.runtime.wire import malformed, out_of_range, read_vint, write_uvint, wrong_type, zigzag
+from cqlcodec.values import Date, Duration, Time, duration_problem
 
 # Decoding a timestamp: compiled, computing the fields and building the datetime from
 # them is the fastest exact method (~70 ns vs ~330 ns for epoch + timedelta); interpreted,

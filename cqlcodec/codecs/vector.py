@@ -40,6 +40,7 @@ from cqlcodec import kinds as K
 from cqlcodec.codecs.base import FLAG_HASHABLE, FLAG_NUMPY, Codec
 from cqlcodec.codecs.collections import CompositeCodec
 from cqlcodec.codecs.fixed import F32_OVERFLOW
+from cqlcodec.errors import EncodeError, EncodeTypeError, UnsupportedTypeError
 from cqlcodec.runtime.buffers import (
     BytesWriter,
     write_f32_be,
@@ -47,10 +48,9 @@ from cqlcodec.runtime.buffers import (
     write_i32_be,
     write_i64_be,
 )
-from cqlcodec.types.model import CqlType
-from cqlcodec.runtime.wire import malformed, out_of_range, read_uvint, short_repr, write_uvint, wrong_type
-from cqlcodec.errors import EncodeError, EncodeTypeError, UnsupportedTypeError
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.wire import malformed, out_of_range, read_uvint, short_repr, write_uvint, wrong_type
+from cqlcodec.types.model import CqlType
 
 _SWAP: Final = sys.byteorder == "little"
 _MAX_DIMENSION: Final = 0x7FFFFFFF

@@ -25,14 +25,14 @@ from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence as SequenceABC
 from typing import Callable, Final, Mapping, Union
 
-from cqlcodec.codecs.cache import find_serializer
 from cqlcodec.codecs.base import Codec
+from cqlcodec.codecs.cache import find_serializer
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy, EncryptingCodec
-from cqlcodec.protocol.columns import ColumnSpec
-from cqlcodec.runtime.wire import short_repr
 from cqlcodec.errors import BindError, BindTypeError, BindValueError
-from cqlcodec.values import UNSET, _UnsetType
+from cqlcodec.protocol.columns import ColumnSpec
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.wire import short_repr
+from cqlcodec.values import UNSET, _UnsetType
 
 BoundValue = Union[bytes, None, _UnsetType]
 """One encoded bind value: content bytes, None (null) or UNSET (not set)."""

@@ -62,9 +62,8 @@ from cqlcodec.codecs.temporal import (
     DateCodec,
     TimestampCodec,
 )
-from cqlcodec.protocol.shapes import FastRows, Row
 from cqlcodec.codecs.uuids import _SAFE_UNKNOWN, FAST_UUID, TimeUuidCodec, UuidCodec
-
+from cqlcodec.protocol.shapes import FastRows, Row
 
 _STRUCT_CHARS: dict[type, str] = {
     IntCodec: "i", BigIntCodec: "q", DoubleCodec: "d", FloatCodec: "f", BooleanCodec: "?",
@@ -209,7 +208,7 @@ def _plan_mixed_rows(codecs: Sequence[Codec], chars: list[str | None]) -> FastRo
             for k in run:
                 width = struct.calcsize(">" + str(chars[k]))
                 env[f"U{k}"] = struct.Struct(">" + str(chars[k])).unpack_from
-                body.append(f"    n = I32(buf, pos)[0]")
+                body.append("    n = I32(buf, pos)[0]")
                 body.append("    pos += 4")
                 body.append(f"    if n == {width}:")
                 body.append(f"        v{k} = U{k}(buf, pos)[0]")

@@ -21,9 +21,8 @@ from mypy_extensions import i64
 
 from cqlcodec.codecs.cache import decode_flags
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
-from cqlcodec.runtime.buffers import read_i32_be
+from cqlcodec.errors import DecodeError
 from cqlcodec.protocol.columns import ColumnSpec
-from cqlcodec.protocol.prepared import Prepared
 from cqlcodec.protocol.metadata import (
     CONTINUOUS_PAGING,
     HAS_MORE_PAGES,
@@ -32,11 +31,12 @@ from cqlcodec.protocol.metadata import (
     read_prepared_body,
     read_rows_metadata,
 )
+from cqlcodec.protocol.prepared import Prepared
 from cqlcodec.protocol.rows import RowsDesc, build_rows_desc, decode_rows, tuple_factory
 from cqlcodec.protocol.shapes import RowFactory
-from cqlcodec.types.model import CqlType
+from cqlcodec.runtime.buffers import read_i32_be
 from cqlcodec.runtime.wire import check_protocol_version, malformed, read_int, read_short, read_string
-from cqlcodec.errors import DecodeError
+from cqlcodec.types.model import CqlType
 
 RESULT_VOID: Final = 0x0001
 RESULT_ROWS: Final = 0x0002

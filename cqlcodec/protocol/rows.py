@@ -21,22 +21,21 @@ from __future__ import annotations
 import collections
 import re
 import threading
-from typing import Any, Callable, Final
+from typing import Any, Final
 
 from mypy_extensions import i64
 
-from cqlcodec.codecs.cache import find_deserializer_flags, make_deserializers_flags
 from cqlcodec.codecs.base import Codec
+from cqlcodec.codecs.cache import find_deserializer_flags, make_deserializers_flags
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy, DecryptingCodec
+from cqlcodec.errors import DecodeError
 from cqlcodec.protocol.columns import ColumnSpec
 from cqlcodec.protocol.rowloops import MAX_COLUMNS, decode_rows_fixed
+from cqlcodec.protocol.shapes import FastRows, Row
 from cqlcodec.runtime.buffers import read_i32_be
-from cqlcodec.runtime.wire import malformed
-from cqlcodec.errors import DecodeError
-from cqlcodec.values import UNSET
 from cqlcodec.runtime.build import COMPILED
-from cqlcodec.protocol.shapes import FastRows, Row, RowFactory
-
+from cqlcodec.runtime.wire import malformed
+from cqlcodec.values import UNSET
 
 _UNSET: Final = UNSET
 _EMPTY_ROW: Final[Row] = ()

@@ -24,14 +24,16 @@ try:
 
     HAVE_LIBRT = True
 except ImportError:  # interpreted only (e.g. PyPy): same signatures, same exception types
-    from cqlcodec.runtime.librt_shim import BytesWriter  # type: ignore[assignment]
-    from cqlcodec.runtime.librt_shim import read_f32_be, read_f64_be, read_i16_be
-    from cqlcodec.runtime.librt_shim import read_i32_be, read_i64_be
-    from cqlcodec.runtime.librt_shim import write_f32_be  # type: ignore[assignment]
-    from cqlcodec.runtime.librt_shim import write_f64_be  # type: ignore[assignment]
-    from cqlcodec.runtime.librt_shim import write_i16_be  # type: ignore[assignment]
-    from cqlcodec.runtime.librt_shim import write_i32_be  # type: ignore[assignment]
-    from cqlcodec.runtime.librt_shim import write_i64_be  # type: ignore[assignment]
+    # isort: off
+    from cqlcodec.runtime.librt_shim import BytesWriter  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import read_f32_be, read_f64_be, read_i16_be  # noqa: F401
+    from cqlcodec.runtime.librt_shim import read_i32_be, read_i64_be  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_f32_be  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_f64_be  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_i16_be  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_i32_be  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_i64_be  # type: ignore[assignment]  # noqa: F401
+    # isort: on
 
     HAVE_LIBRT = False
 

@@ -11,13 +11,13 @@ from typing import Final
 
 from mypy_extensions import i64
 
-from cqlcodec.runtime.buffers import BytesWriter, read_i16_be, read_i32_be
 from cqlcodec.errors import (
     DecodeError,
     EncodeTypeError,
     EncodeValueError,
     ProtocolVersionError,
 )
+from cqlcodec.runtime.buffers import BytesWriter, read_i16_be, read_i32_be
 
 MIN_PROTOCOL_VERSION: Final = 3
 MAX_PROTOCOL_VERSION: Final = 5

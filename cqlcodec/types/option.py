@@ -24,7 +24,8 @@ from typing import Final
 from mypy_extensions import i64
 
 from cqlcodec import kinds as K
-from cqlcodec.types.parse import MAX_TYPE_DEPTH, parse_class_name
+from cqlcodec.errors import DecodeError, TypeParseError
+from cqlcodec.runtime.wire import malformed, read_short, read_string
 from cqlcodec.types.model import (
     CqlType,
     custom_type,
@@ -35,8 +36,7 @@ from cqlcodec.types.model import (
     tuple_of,
     user_type,
 )
-from cqlcodec.runtime.wire import malformed, read_short, read_string
-from cqlcodec.errors import DecodeError, TypeParseError
+from cqlcodec.types.parse import MAX_TYPE_DEPTH, parse_class_name
 
 _WHAT: Final = "type [option]"
 _OPTION_TEXT_V2: Final = 0x000A

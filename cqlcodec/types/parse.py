@@ -31,6 +31,7 @@ from typing import Final, cast
 from mypy_extensions import i64
 
 from cqlcodec import kinds as K
+from cqlcodec.errors import TypeParseError
 from cqlcodec.types.model import (
     CQL_TYPE_KEYWORDS,
     CqlType,
@@ -45,7 +46,6 @@ from cqlcodec.types.model import (
     user_type,
     vector_of,
 )
-from cqlcodec.errors import TypeParseError
 
 MAX_TYPE_DEPTH: Final = 32
 """Deepest allowed nesting (a scalar is one level, ``list<int>`` two)."""

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 from cqlcodec import CqlType
 
-from .model import Ctx, Verdict, _dec, _empty_value, gen_content, random_type, read_option_ref
-from .model import wire_type, write_option
+from .model import Ctx, Verdict, _dec, _empty_value, gen_content, random_type, read_option_ref, wire_type, write_option
 from .refwire import Reader, Reject, Slot, Unsure, Writer
 
 KIND_VOID = 1
@@ -198,7 +197,8 @@ def _ref_col_specs(ctx: Ctx, r: Reader, n: int, global_spec: bool) -> list[tuple
 
 
 def _ref_rows_metadata(ctx: Ctx, r: Reader, pv: int,
-                       known: list[Column] | None) -> tuple[list[tuple[str, str, str, CqlType | None]], bytes | None, bytes | None, int]:
+                       known: list[Column] | None,
+                       ) -> tuple[list[tuple[str, str, str, CqlType | None]], bytes | None, bytes | None, int]:
     flags = r.i32("rows flags") & 0xFFFFFFFF
     if flags & CONTINUOUS_PAGING:
         raise Unsure("DSE continuous paging: drivers disagree on where its [int] sits")

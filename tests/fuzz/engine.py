@@ -203,7 +203,8 @@ def _short(repro: dict[str, object]) -> dict[str, object]:
     return out
 
 
-def judge_value(verdict: Verdict, normalize: Callable[[object], object]) -> Callable[[object, BaseException | None], tuple[str, str] | None]:
+def judge_value(verdict: Verdict, normalize: Callable[[object], object],
+                ) -> Callable[[object, BaseException | None], tuple[str, str] | None]:
     """A judge comparing a decode outcome with the reference verdict."""
 
     def judge(value: object, error: BaseException | None) -> tuple[str, str] | None:

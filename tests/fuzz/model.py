@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cqlcodec
-from cqlcodec import kinds as K
 from cqlcodec import (
     CqlType,
     custom_type,
@@ -58,6 +57,7 @@ from cqlcodec import (
     user_type,
     vector_of,
 )
+from cqlcodec import kinds as K
 
 from .refwire import Reader, Reject, Writer, vint_bytes
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 import pytest
 
 import cqlcodec
-from cqlcodec import kinds as K
 from cqlcodec import frozen, map_of, scalar_type, set_of, vector_of
+from cqlcodec import kinds as K
 
 HASH_MODULUS = (1 << 61) - 1  # CPython: hash(n) == n % (2**61 - 1) for ints, and so for UUIDs
 

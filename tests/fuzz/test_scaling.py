@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pytest
 
 import cqlcodec
-from cqlcodec import CqlType, list_of, map_of, scalar_type, set_of, tuple_of, user_type, vector_of
+from cqlcodec import CqlType, list_of, map_of, scalar_type, set_of, tuple_of, vector_of
 from cqlcodec import kinds as K
 
 from .refwire import Writer

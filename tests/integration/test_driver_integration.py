@@ -18,8 +18,17 @@ import cqlcodec.driver
 
 from .compare import assert_plain_equal, assert_same, assert_same_rows
 from .conftest import SessionPair, new_cluster
-from .data import (ANN_BIG_ROWS, ANN_POINTS, CODEC_KEY_OFFSET, COLUMN_NAMES, KEYSPACE,
-                   PAGED_PARTITIONS, PAGED_ROWS_PER_PARTITION, everything_rows, unit_big_vector)
+from .data import (
+    ANN_BIG_ROWS,
+    ANN_POINTS,
+    CODEC_KEY_OFFSET,
+    COLUMN_NAMES,
+    KEYSPACE,
+    PAGED_PARTITIONS,
+    PAGED_ROWS_PER_PARTITION,
+    everything_rows,
+    unit_big_vector,
+)
 
 pytestmark = pytest.mark.integration
 
