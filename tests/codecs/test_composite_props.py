@@ -76,7 +76,7 @@ SCALAR_VALUES: dict[int, st.SearchStrategy[Any]] = {
 
 # the driver decodes timestamps through floats: it loses milliseconds far from 1970 and
 # can be one millisecond off before 1970 (spec section 11, python-driver#532), so its
-# decodings are compared from the epoch to 2100 only (test_scalars covers the rest exactly)
+# decodings are compared from the epoch to 2100 only (tests/codecs/test_temporal.py covers the rest exactly)
 ORACLE_VALUES = dict(SCALAR_VALUES)
 ORACLE_VALUES[K.TIMESTAMP] = st.datetimes(datetime.datetime(1970, 1, 1),
                                           datetime.datetime(2100, 1, 1)).map(_ms)
