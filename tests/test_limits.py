@@ -189,15 +189,15 @@ def test_honest_values_cost_a_small_multiple_of_their_size(name: str, t: CqlType
     assert peak < BASE + PER_BYTE * len(data), f"{name}: peak {peak} for {len(data)} bytes"
 
 
-def test_short_tuples_from_hostile_metadata_are_refused() -> None:
+def test_short_tuples_from_hostile_metadata_are_refused_beyond_their_padding_bound() -> None:
     """Metadata declaring a 65535-item tuple with 8-byte cells used to pad each cell to
-    512 KiB of Nones; a tuple value carries every component, so a short one is refused."""
+    512 KiB of Nones; like a UDT value, a tuple value of n bytes pads at most 8 + n."""
     wide = tuple_of(*[INT] * 0xFFFF)
     nrows = 64
     body = _rows_body([("t", wide)], nrows, (_i32(4) + _i32(-1)) * nrows)
     peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
     assert isinstance(error, cqlcodec.DecodeError), repr(error)
-    assert "ends after 1 of 65535 components" in str(error)
+    assert "ends after 1 of 65535 components; at most 8 + 4 (its size)" in str(error)
     assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
 
 

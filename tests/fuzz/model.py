@@ -64,7 +64,7 @@ from .refwire import Reader, Reject, Writer, vint_bytes
 INT_WIDTHS: dict[int, int] = {K.TINYINT: 1, K.SMALLINT: 2, K.INT: 4, K.BIGINT: 8, K.COUNTER: 8}
 SCALARS: list[int] = [k for k in K.SCALAR_NAMES if k != K.EMPTY]
 NANOS_PER_DAY = 86_400 * 10**9
-UDT_PADDING_BASE = 8  # README: a UDT value of n bytes may omit up to 8 + n trailing fields
+PADDING_BASE = 8  # README: a tuple or UDT value of n bytes may omit up to 8 + n trailing fields
 # datetime's range in milliseconds since the epoch (year 1 to year 9999)
 TS_MIN = -62_135_596_800_000
 TS_MAX = 253_402_300_799_999
@@ -627,8 +627,8 @@ def _gen_map(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx:
 def _gen_fields(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx: bool) -> object:
     subs = t.subtypes
     present = len(subs)
-    if t.kind == K.UDT and rng.random() < 0.15:  # values written before ALTER TYPE ... ADD
-        present = rng.randint(max(1, len(subs) - UDT_PADDING_BASE), len(subs))
+    if rng.random() < 0.15:  # UDTs written before ALTER TYPE ... ADD, tuples written short
+        present = rng.randint(max(1, len(subs) - PADDING_BASE), len(subs))
     values: list[object] = []
     for s in subs[:present]:
         values.append(_element(w, rng, s, budget, hctx, True))
@@ -845,12 +845,28 @@ def _dec_fields(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: boo
     if r.remaining():
         raise Reject("bytes after the last field")
     missing = len(t.subtypes) - len(values)
-    if missing and t.kind != K.UDT:
-        raise Reject("a tuple value without all its components")
-    if missing > UDT_PADDING_BASE + end - pos:
-        raise Reject(f"{missing} missing UDT fields in a {end - pos}-byte value")
+    if missing > PADDING_BASE + end - pos:
+        raise Reject(f"{missing} missing fields in a {end - pos}-byte value")
     values += [None] * missing
     return ("R", tuple(values))
+
+
+def _dec_composite(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: bool,
+                   depth: int) -> object:
+    r = Reader(data, pos, end)
+    if end - pos >= 2 and data[pos:pos + 2] == b"\xff\xff":
+        r.pos += 2  # Cassandra's static marker
+    items: list[object] = []
+    while r.remaining():
+        if len(items) == len(t.subtypes):
+            raise Reject("more components than the composite type has")
+        size = r.short("component length")
+        if size + 1 > r.remaining():
+            raise Reject("component and its end-of-component byte beyond the data")
+        start = r.pos
+        r.pos += size + 1  # any end-of-component byte
+        items.append(_dec(ctx, t.subtypes[len(items)], data, start, size, hctx, depth + 1))
+    return ("C", tuple(items))
 
 
 def _dec_vector(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: bool, depth: int) -> object:
