@@ -43,6 +43,7 @@ __all__ = [
 from cqlcodec import _kinds as kinds
 from cqlcodec._types import (
     CqlType,
+    composite_type,
     custom_type,
     frozen,
     list_of,
@@ -58,6 +59,7 @@ from cqlcodec._types import (
 __all__ += [
     "kinds",
     "CqlType",
+    "composite_type",
     "custom_type",
     "frozen",
     "list_of",

@@ -11,6 +11,7 @@ from cqlcodec._collections import (
     TupleCodec,
     UdtCodec,
 )
+from cqlcodec._composite import CassandraCompositeCodec
 from cqlcodec._scalars import custom_codec, scalar_codec
 from cqlcodec._types import CqlType
 from cqlcodec._vector import vector_codec
@@ -40,4 +41,6 @@ def build_codec(t: CqlType, flags: int = 0) -> Codec:
         return UdtCodec(t, [s.codec(flags) for s in subs])
     if kind == K.VECTOR:
         return vector_codec(t, flags)
+    if kind == K.COMPOSITE:
+        return CassandraCompositeCodec(t.cql_name, [s.codec(flags) for s in subs])
     return custom_codec(t.cql_name)
