@@ -60,6 +60,7 @@ from cqlcodec.protocol.results import (
 from cqlcodec.protocol.rows import dict_factory, named_tuple_factory, tuple_factory
 from cqlcodec.types.model import (
     CqlType,
+    composite_type,
     custom_type,
     frozen,
     list_of,
@@ -92,6 +93,7 @@ __all__ = [
     "__version__",
     "kinds",
     "CqlType",
+    "composite_type",
     "custom_type",
     "frozen",
     "list_of",

@@ -50,6 +50,7 @@ from cqlcodec import kinds as K
 from cqlcodec.errors import CodecError
 from cqlcodec.types.model import (
     CqlType,
+    composite_type,
     frozen,
     list_of,
     map_of,
@@ -169,6 +170,8 @@ def _convert_type(dt: type[ct._CassandraType]) -> CqlType:
     subs = [cql_type_of(s) for s in dt.subtypes]
     if issubclass(dt, ct.TupleType):
         return tuple_of(*subs)
+    if issubclass(dt, ct.CompositeType):
+        return composite_type(*subs)
     if issubclass(dt, ct.ListType):
         return list_of(subs[0])
     if issubclass(dt, ct.SetType):
@@ -284,6 +287,11 @@ def _tuple_out(convs: list[Converter | None]) -> Converter:
     return conv
 
 
+def _composite_out(convs: list[Converter | None]) -> Converter:
+    # the driver returns the components a value carries, not padded
+    return lambda v: tuple([e if c is None or e is None else c(e) for c, e in zip(convs, v)])
+
+
 def _udt_out(dt: type[ct.UserType], convs: list[Converter | None]) -> Converter:
     tuple_conv = _tuple_out(convs)
 
@@ -311,6 +319,9 @@ def value_converter(dt: type[ct._CassandraType], protocol_version: int,
         if numpy_vectors and cql_type_of(dt.subtype).unwrapped().kind in _NUMERIC_VECTOR_KINDS:
             return None
         return _list_out(value_converter(dt.subtype, protocol_version, numpy_vectors))
+    if issubclass(dt, ct.CompositeType):
+        parts = [value_converter(s, protocol_version, numpy_vectors) for s in dt.subtypes]
+        return None if all(c is None for c in parts) else _composite_out(parts)
     inner = max(3, protocol_version)
     if issubclass(dt, ct.UserType):
         return _udt_out(dt, [value_converter(s, inner, numpy_vectors) for s in dt.subtypes])

@@ -100,3 +100,11 @@ class BindValueError(BindError, ValueError):
 
 class UnsupportedTypeError(CodecError, ValueError):
     """The operation is not possible for this CQL type (e.g. a UDT known only by name)."""
+
+
+class TypeTooDeepError(DecodeError, UnsupportedTypeError):
+    """Metadata describing a type nested deeper than cqlcodec supports.
+
+    A :class:`DecodeError` naming the offset, and an :class:`UnsupportedTypeError`:
+    the bytes may be well-formed, only beyond cqlcodec's nesting bound.
+    """

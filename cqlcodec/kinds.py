@@ -37,6 +37,7 @@ VECTOR: Final = 0x0100
 FROZEN: Final = 0x0101
 REVERSED: Final = 0x0102
 EMPTY: Final = 0x0103
+COMPOSITE: Final = 0x0104  # Java CompositeType(T1, T2, ...): a tuple of components
 
 SCALAR_NAMES: Final[dict[int, str]] = {
     ASCII: "ascii",
@@ -61,6 +62,32 @@ SCALAR_NAMES: Final[dict[int, str]] = {
     DURATION: "duration",
     EMPTY: "empty",
 }
+
+JAVA_SCALAR_NAMES: Final[dict[int, str]] = {
+    ASCII: "AsciiType",
+    BIGINT: "LongType",
+    BLOB: "BytesType",
+    BOOLEAN: "BooleanType",
+    COUNTER: "CounterColumnType",
+    DECIMAL: "DecimalType",
+    DOUBLE: "DoubleType",
+    FLOAT: "FloatType",
+    INT: "Int32Type",
+    TEXT: "UTF8Type",
+    TIMESTAMP: "TimestampType",
+    UUID: "UUIDType",
+    VARINT: "IntegerType",
+    TIMEUUID: "TimeUUIDType",
+    INET: "InetAddressType",
+    DATE: "SimpleDateType",
+    TIME: "TimeType",
+    SMALLINT: "ShortType",
+    TINYINT: "ByteType",
+    DURATION: "DurationType",
+    EMPTY: "EmptyType",
+}
+"""The Java marshal class of each scalar kind (without the ``org.apache.cassandra.db.marshal.``
+package)."""
 
 # Cassandra's valueLengthIfFixed(): the content width of types whose values
 # always have the same size. Vectors of these subtypes carry no per-element

@@ -33,6 +33,8 @@ from cqlcodec import (
     vector_of,
 )
 from cqlcodec import kinds as K
+from cqlcodec.errors import TypeTooDeepError
+from cqlcodec.types.model import MAX_TYPE_DEPTH
 
 BIG = 0x7FFFFFFF
 PER_BYTE = 32  # Python objects cost up to ~28x their wire size (a list of empty sets)
@@ -189,15 +191,15 @@ def test_honest_values_cost_a_small_multiple_of_their_size(name: str, t: CqlType
     assert peak < BASE + PER_BYTE * len(data), f"{name}: peak {peak} for {len(data)} bytes"
 
 
-def test_short_tuples_from_hostile_metadata_are_refused() -> None:
+def test_short_tuples_from_hostile_metadata_are_refused_beyond_their_padding_bound() -> None:
     """Metadata declaring a 65535-item tuple with 8-byte cells used to pad each cell to
-    512 KiB of Nones; a tuple value carries every component, so a short one is refused."""
+    512 KiB of Nones; like a UDT value, a tuple value of n bytes pads at most 8 + n."""
     wide = tuple_of(*[INT] * 0xFFFF)
     nrows = 64
     body = _rows_body([("t", wide)], nrows, (_i32(4) + _i32(-1)) * nrows)
     peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
     assert isinstance(error, cqlcodec.DecodeError), repr(error)
-    assert "ends after 1 of 65535 components" in str(error)
+    assert "ends after 1 of 65535 components; at most 8 + 4 (its size)" in str(error)
     assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
 
 
@@ -257,8 +259,9 @@ def test_short_udt_values_within_the_padding_bound_decode() -> None:
 
 # --------------------------------------------------------------------------- nesting
 
-@pytest.mark.parametrize("depth", [40, 1000, 100_000])
+@pytest.mark.parametrize("depth", [MAX_TYPE_DEPTH, 1000, 100_000])
 def test_deep_type_text_is_a_type_parse_error(depth: int) -> None:
+    """``depth`` wrappers around int: one level more than MAX_TYPE_DEPTH, and far more."""
     texts = ["list<" * depth + "int" + ">" * depth,
              "tuple<" * depth + "int" + ">" * depth,
              "frozen<" * depth + "list<int>" + ">" * depth,
@@ -286,7 +289,7 @@ NESTED_OPTIONS: list[tuple[str, Callable[[int], bytes]]] = [
 ]
 
 
-@pytest.mark.parametrize("depth", [33, 1000, 30_000])
+@pytest.mark.parametrize("depth", [MAX_TYPE_DEPTH, 1000, 30_000])
 @pytest.mark.parametrize("name,make", NESTED_OPTIONS, ids=[c[0] for c in NESTED_OPTIONS])
 def test_deep_binary_options_are_decode_errors(name: str, make: Callable[[int], bytes],
                                                depth: int) -> None:
@@ -302,9 +305,9 @@ def test_deep_binary_options_are_decode_errors(name: str, make: Callable[[int], 
         except cqlcodec.DecodeError:
             pass
     else:
-        with pytest.raises(cqlcodec.DecodeError):
+        with pytest.raises(TypeTooDeepError):
             cqlcodec.read_type_option(buf, 0)
-        with pytest.raises(cqlcodec.DecodeError):
+        with pytest.raises(TypeTooDeepError):
             cqlcodec.decode_result(body, 4)
     assert time.perf_counter() - t0 < 2.0
 
@@ -313,7 +316,7 @@ def test_deep_values_within_the_limits_decode() -> None:
     """The deepest type binary metadata may carry still decodes (no recursion trouble)."""
     t: CqlType = INT
     data = _i32(7)
-    for _i in range(31):
+    for _i in range(MAX_TYPE_DEPTH - 1):
         t = list_of(t)
         data = _i32(1) + _i32(len(data)) + data
     buf = Writer()
@@ -321,7 +324,7 @@ def test_deep_values_within_the_limits_decode() -> None:
     parsed, _end = cqlcodec.read_type_option(buf.getvalue(), 0)
     assert parsed == t
     value = t.deserialize(data)
-    for _i in range(31):
+    for _i in range(MAX_TYPE_DEPTH - 1):
         assert isinstance(value, list) and len(value) == 1
         value = value[0]
     assert value == 7

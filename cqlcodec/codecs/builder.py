@@ -29,6 +29,7 @@ from cqlcodec.codecs.collections import (
     TupleCodec,
     UdtCodec,
 )
+from cqlcodec.codecs.composite import CassandraCompositeCodec
 from cqlcodec.codecs.fixed import (
     BigIntCodec,
     BooleanCodec,
@@ -71,6 +72,8 @@ def build_codec(t: CqlType, flags: int = 0) -> Codec:
         return UdtCodec(t, [s.codec(flags) for s in subs])
     if kind == K.VECTOR:
         return vector_codec(t, flags)
+    if kind == K.COMPOSITE:
+        return CassandraCompositeCodec(t.cql_name, [s.codec(flags) for s in subs])
     return custom_codec(t.cql_name)
 
 

@@ -4,9 +4,10 @@ Wire format (protocol v3-v5; cqlcodec does not speak v1/v2):
 
 * list/set: ``[int] n`` then n elements, each a ``[bytes]`` (``[int]`` length,
   -1 = null); map: ``[int] n`` then n (key, value) pairs of ``[bytes]``.
-* tuple and UDT: one ``[bytes]`` per field, no count. A UDT value may carry
-  fewer fields than its type (values written before ``ALTER TYPE ... ADD``); the
-  missing trailing fields decode as null. A tuple value carries every component.
+* tuple and UDT: one ``[bytes]`` per field, no count. A value may carry fewer
+  fields than its type (UDT values written before ``ALTER TYPE ... ADD``; tuples
+  that a driver or a CQL literal wrote short, which Cassandra stores as they are);
+  the missing trailing fields decode as null.
 
 Decisions where the drivers disagree or are lax (spec sections 3.2-3.5 and 11):
 
@@ -17,8 +18,9 @@ Decisions where the drivers disagree or are lax (spec sections 3.2-3.5 and 11):
   DecodeErrors naming the type and the absolute byte offset.
 * Encoding accepts any iterable except str/bytes-like objects and mappings for
   list and set, a Mapping or an iterable of (key, value) pairs for map, any
-  sequence for tuple (fewer items than fields are padded with trailing nulls,
-  not truncated as the drivers do; more items are an EncodeValueError), and for
+  sequence for tuple (fewer items than components encode a short value, as the
+  drivers and CQL literals do: Cassandra keeps it short, so padding it would make
+  a different primary key; more items are an EncodeValueError), and for
   a UDT a Mapping by field name (missing keys are null, unknown keys an
   EncodeValueError naming them), a namedtuple-like tuple with ``_fields`` (by
   name, same rules), a plain tuple/list/sequence (by position, padded with
@@ -32,10 +34,10 @@ Decisions where the drivers disagree or are lax (spec sections 3.2-3.5 and 11):
 * Hostile input stays linear and small: a set or map of a type whose hashes
   whoever wrote the bytes can choose (uuid, varint, decimal, tuples, ...) may
   not have more than ``HASH_GROUP_LIMIT`` elements/keys sharing one hash value
-  (builtin set/dict insertion is quadratic in such a group); a tuple value with
-  fewer components than its type is refused; a UDT value may omit at most
-  ``UDT_PADDING_BASE`` + (its size in bytes) trailing fields, so metadata
-  declaring thousands of fields cannot turn each small cell into a huge value.
+  (builtin set/dict insertion is quadratic in such a group); a tuple or UDT value
+  may omit at most ``PADDING_BASE`` + (its size in bytes) trailing fields, so
+  metadata declaring thousands of fields cannot turn each small cell into a huge
+  value.
 * Nesting: types are at most ``MAX_TYPE_DEPTH`` levels deep (enforced when
   they are made); as a backstop every composite codec records its depth when it
   is built and refuses deeper nesting (UnsupportedTypeError), so decoding and
@@ -64,8 +66,8 @@ MAX_NESTING: Final = MAX_TYPE_DEPTH
 HASH_GROUP_LIMIT: Final = 64
 """Most elements of one decoded set (keys of one map) that may share a hash value."""
 
-UDT_PADDING_BASE: Final = 8
-"""A UDT value of n bytes may omit up to ``UDT_PADDING_BASE + n`` trailing fields."""
+PADDING_BASE: Final = 8
+"""A tuple or UDT value of n bytes may omit up to ``PADDING_BASE + n`` trailing fields."""
 
 INT32_MAX: Final = 0x7FFFFFFF
 _MISSING: Final = object()
@@ -468,10 +470,10 @@ class MapCodec(CompositeCodec):
 
 def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i64,
                   udt: bool) -> list[object]:
-    """Decode ``[bytes]`` fields; extra bytes are an error.
+    """Decode the ``[bytes]`` fields of a tuple or UDT value; extra bytes are an error.
 
-    A UDT value may end early (the missing trailing fields are None, at most
-    ``UDT_PADDING_BASE + n`` of them); a tuple value must carry every component.
+    The value may end early: the missing trailing fields are None, at most
+    ``PADDING_BASE + n`` of them (``udt`` only chooses the wording of errors).
     """
     end = pos + n
     p = pos
@@ -479,13 +481,11 @@ def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i
     for c in fields:
         if p == end:
             missing = len(fields) - len(out)
-            if not udt:
-                raise malformed(cql_name, p, f"the value ends after {len(out)} of "
-                                f"{len(fields)} components (a tuple carries every component)")
-            if missing > UDT_PADDING_BASE + n:
+            if missing > PADDING_BASE + n:
+                what = "fields" if udt else "components"
                 raise malformed(cql_name, p, f"the value ends after {len(out)} of {len(fields)} "
-                                f"fields; at most {UDT_PADDING_BASE} + {n} (its size) missing "
-                                "trailing fields are accepted")
+                                f"{what}; at most {PADDING_BASE} + {n} (its size) missing "
+                                f"trailing {what} are accepted")
             out.extend([None] * missing)
             return out
         if end - p < 4:
@@ -507,8 +507,8 @@ def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i
 
 
 class TupleCodec(CompositeCodec):
-    """``tuple<...>``: any sequence encodes (short ones padded with nulls); decodes to ``tuple``
-    (a value with fewer components than the type is a DecodeError)."""
+    """``tuple<...>``: any sequence encodes (a short one as a short value); decodes to
+    ``tuple``, with None for the components a short value lacks."""
 
     def __init__(self, cql_name: str, items: list[Codec]) -> None:
         super().__init__(cql_name, -1, items)
@@ -523,9 +523,6 @@ class TupleCodec(CompositeCodec):
         i = 0
         for v in values:
             put(w, codecs[i], v)
-            i += 1
-        while i < len(codecs):
-            write_i32_be(w, -1)
             i += 1
 
     def decode(self, buf: bytes, pos: i64, n: i64) -> object:

@@ -14,7 +14,11 @@ if TYPE_CHECKING:  # the codecs layer sits above this one; see register_codec_bu
 
 _INTERN_LIMIT: Final = 4096
 MAX_TYPE_DEPTH: Final = 128
-"""The deepest type tree that can be built (parsed text and metadata stop far earlier)."""
+"""The deepest type tree that can be built, parsed or read from metadata (a scalar is one
+level, ``list<int>`` two)."""
+
+JAVA_PREFIX: Final = "org.apache.cassandra.db.marshal."
+"""The package of Cassandra's marshal classes."""
 _intern: dict[tuple[object, ...], CqlType] = {}
 # the scalar types, kept out of the eviction so there is one object per scalar kind
 _pinned: dict[tuple[object, ...], CqlType] = {}
@@ -346,6 +350,46 @@ def user_type(keyspace: str, name: str,
 def custom_type(class_name: str) -> CqlType:
     """A custom type known only by its Java class name; its values are raw bytes."""
     return make_type(K.CUSTOM, (), 0, "", class_name)
+
+
+def composite_type(*components: CqlType) -> CqlType:
+    """Java ``CompositeType(components...)`` (at least one): values decode to a tuple of
+    the components they carry, a prefix of ``components``."""
+    if not components:
+        raise ValueError("a composite type needs at least one component type")
+    name = JAVA_PREFIX + "CompositeType(" + ",".join([java_name(c) for c in components]) + ")"
+    return make_type(K.COMPOSITE, tuple(components), 0, "", name)
+
+
+_JAVA_WRAPPERS: Final[dict[int, str]] = {
+    K.LIST: "ListType", K.SET: "SetType", K.MAP: "MapType", K.TUPLE: "TupleType",
+    K.FROZEN: "FrozenType", K.REVERSED: "ReversedType", K.VECTOR: "VectorType",
+}
+
+
+def java_name(t: CqlType) -> str:
+    """The Java marshal class name of ``t``, fully qualified and without spaces, as
+    Cassandra writes it in schema tables and custom ``[option]``s.
+
+    Custom types give their class name as they were made; a user type needs its
+    keyspace to be spelled this way.
+    """
+    kind = t.kind
+    scalar = K.JAVA_SCALAR_NAMES.get(kind)
+    if scalar is not None:
+        return JAVA_PREFIX + scalar
+    if kind == K.CUSTOM or kind == K.COMPOSITE:
+        return t.name
+    subs = t.subtypes
+    if kind == K.UDT:
+        parts = [t.keyspace, t.name.encode("utf-8").hex()]
+        for field, sub in zip(t.field_names, subs):
+            parts.append(field.encode("utf-8").hex() + ":" + java_name(sub))
+        return JAVA_PREFIX + "UserType(" + ",".join(parts) + ")"
+    inner = ",".join([java_name(sub) for sub in subs])
+    if kind == K.VECTOR:
+        inner += "," + str(t.dimension)
+    return JAVA_PREFIX + _JAVA_WRAPPERS[kind] + "(" + inner + ")"
 
 
 def _pin_scalars() -> None:

@@ -12,9 +12,11 @@ Layout (native protocol spec, section 4.2.5.2)::
     0x0031 tuple  : [short] n, n x [option]
 
 Every problem (unknown id, truncation, bad UTF-8, duplicate UDT fields, a tuple
-without items, nesting deeper than MAX_TYPE_DEPTH) raises :class:`DecodeError` naming
-the offset. A custom class name that the Java-name parser cannot read is not an
-error: it becomes an opaque ``custom_type(name)`` whose values are raw bytes.
+without items) raises :class:`DecodeError` naming the offset; nesting deeper than
+MAX_TYPE_DEPTH raises :class:`~cqlcodec.errors.TypeTooDeepError`, a DecodeError that
+is also an UnsupportedTypeError. A custom class name that the Java-name parser cannot
+read is not an error: it becomes an opaque ``custom_type(name)`` whose values are raw
+bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Final
 from mypy_extensions import i64
 
 from cqlcodec import kinds as K
-from cqlcodec.errors import DecodeError, TypeParseError
+from cqlcodec.errors import DecodeError, TypeParseError, TypeTooDeepError
 from cqlcodec.runtime.wire import malformed, read_short, read_string
 from cqlcodec.types.model import (
     CqlType,
@@ -69,7 +71,9 @@ def read_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[CqlT
     enclosing types (0 at the top); nesting of MAX_TYPE_DEPTH levels or more is rejected.
     """
     if depth >= MAX_TYPE_DEPTH:
-        raise malformed(_WHAT, pos, f"type nested more than {MAX_TYPE_DEPTH} levels deep")
+        raise TypeTooDeepError(
+            f"unsupported {_WHAT} at offset {pos}: type nested more than {MAX_TYPE_DEPTH} "
+            "levels deep (cqlcodec's bound)", _WHAT, pos)
     code = read_short(buf, pos, end, _WHAT)
     p = pos + 2
     if 0 < code <= _LAST_SCALAR_ID:

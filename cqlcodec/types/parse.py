@@ -8,7 +8,7 @@ Two grammars share one entry point, :func:`parse_type`:
   (whose content is parsed as a Java class name, as Cassandra does).
 * Java: ``org.apache.cassandra.db.marshal.MapType(UTF8Type,Int32Type)``, short or fully
   qualified, including ``UserType(ks,hexname,hexfield:Type,...)`` (``:`` or ``=>``),
-  ``FrozenType``, ``ReversedType`` and ``VectorType(T,n)``. ``CompositeType``,
+  ``FrozenType``, ``ReversedType``, ``VectorType(T,n)`` and ``CompositeType(T1,T2,...)``.
   ``DynamicCompositeType``, ``ColumnToCollectionType`` and unknown dotted class names
   become ``custom_type(<their text>)`` (values are raw bytes); ``EmptyType`` is the
   empty scalar.
@@ -34,7 +34,9 @@ from cqlcodec import kinds as K
 from cqlcodec.errors import TypeParseError
 from cqlcodec.types.model import (
     CQL_TYPE_KEYWORDS,
+    JAVA_PREFIX,
     CqlType,
+    composite_type,
     custom_type,
     frozen,
     list_of,
@@ -46,14 +48,14 @@ from cqlcodec.types.model import (
     user_type,
     vector_of,
 )
+from cqlcodec.types.model import MAX_TYPE_DEPTH as TYPE_DEPTH_LIMIT
 
-MAX_TYPE_DEPTH: Final = 32
-"""Deepest allowed nesting (a scalar is one level, ``list<int>`` two)."""
+MAX_TYPE_DEPTH: Final = TYPE_DEPTH_LIMIT
+"""Deepest allowed nesting (a scalar is one level, ``list<int>`` two): the bound of every
+CqlType, however it is made."""
 
 MAX_VECTOR_DIMENSION: Final = 0x7FFFFFFF
 """Largest vector dimension (Cassandra stores it in a Java int)."""
-
-JAVA_PREFIX: Final = "org.apache.cassandra.db.marshal."
 
 _CACHE_LIMIT: Final = 1024
 _CACHE_TEXT_LIMIT: Final = 4096  # longer texts are parsed every time, never cached
@@ -93,28 +95,8 @@ _CQL_PARAMETERIZED: Final[dict[str, tuple[int, int]]] = {
 }
 
 _JAVA_SCALARS: Final[dict[str, int]] = {
-    "AsciiType": K.ASCII,
-    "LongType": K.BIGINT,
-    "BytesType": K.BLOB,
-    "BooleanType": K.BOOLEAN,
-    "CounterColumnType": K.COUNTER,
-    "DecimalType": K.DECIMAL,
-    "DoubleType": K.DOUBLE,
-    "FloatType": K.FLOAT,
-    "Int32Type": K.INT,
-    "UTF8Type": K.TEXT,
-    "TimestampType": K.TIMESTAMP,
+    **{name: kind for kind, name in K.JAVA_SCALAR_NAMES.items()},
     "DateType": K.TIMESTAMP,  # the legacy name of timestamp
-    "UUIDType": K.UUID,
-    "IntegerType": K.VARINT,
-    "TimeUUIDType": K.TIMEUUID,
-    "InetAddressType": K.INET,
-    "SimpleDateType": K.DATE,
-    "TimeType": K.TIME,
-    "ShortType": K.SMALLINT,
-    "ByteType": K.TINYINT,
-    "DurationType": K.DURATION,
-    "EmptyType": K.EMPTY,
 }
 
 _J_LIST: Final = 1
@@ -126,6 +108,7 @@ _J_REVERSED: Final = 6
 _J_VECTOR: Final = 7
 _J_UDT: Final = 8
 _J_OPAQUE: Final = 9  # parameterized, kept as a custom type with its full text
+_J_COMPOSITE: Final = 10
 
 _JAVA_PARAMETERIZED: Final[dict[str, int]] = {
     "ListType": _J_LIST,
@@ -136,7 +119,7 @@ _JAVA_PARAMETERIZED: Final[dict[str, int]] = {
     "ReversedType": _J_REVERSED,
     "VectorType": _J_VECTOR,
     "UserType": _J_UDT,
-    "CompositeType": _J_OPAQUE,
+    "CompositeType": _J_COMPOSITE,
     "DynamicCompositeType": _J_OPAQUE,
     "ColumnToCollectionType": _J_OPAQUE,
 }
@@ -502,6 +485,8 @@ class _Parser:
             return custom_type(text[pos:close]), close
         params, close = self.java_args(after, stop, depth)
         count = len(params)
+        if family == _J_COMPOSITE:
+            return composite_type(*params), close
         if family == _J_TUPLE:
             return tuple_of(*params), close
         if family == _J_MAP:

@@ -71,8 +71,6 @@ BYTE_VECTORS: list[tuple[CqlType, object, str]] = [
     (map_of(TEXT, list_of(INT)), {"k": [5]},
      "00000001 00000001 6b 0000000c 00000001 00000004 00000005"),
     (tuple_of(INT, TEXT, BOOL), (1, "x", True), "00000004 00000001 00000001 78 00000001 01"),
-    # fewer items than fields: padded with nulls (the drivers truncate instead)
-    (tuple_of(INT, TEXT, BOOL), (1,), "00000004 00000001 ffffffff ffffffff"),
     (tuple_of(INT, TEXT), (None, None), "ffffffff ffffffff"),
     (tuple_of(list_of(INT)), ([],), "00000004 00000000"),
     (ADDRESS, ("Main", 5, 2), "00000004 4d61696e 00000004 00000005 00000004 00000002"),
@@ -102,8 +100,7 @@ def test_decoded_values() -> None:
     assert type(m) is dict and m == {"b": 1, "a": None} and list(m) == ["b", "a"]
     t = tuple_of(INT, TEXT, BOOL).deserialize(h("00000004 00000001 ffffffff ffffffff"))
     assert t == (1, None, None) and type(t) is tuple
-    with pytest.raises(cqlcodec.DecodeError, match="ends after 1 of 3 components"):
-        tuple_of(INT, TEXT, BOOL).deserialize(h("00000004 00000001"))
+    assert tuple_of(INT, TEXT, BOOL).deserialize(h("00000004 00000001")) == (1, None, None)
     short_udt = ADDRESS.deserialize(h("00000004 4d61696e"))  # written before ALTER TYPE ADD
     assert isinstance(short_udt, tuple) and tuple(short_udt) == ("Main", None, None)
     assert type(list_of(INT).deserialize(h("00000000"))) is list
@@ -357,7 +354,7 @@ def test_map_accepts_mappings_and_pairs() -> None:
 def test_tuple_lengths() -> None:
     t = tuple_of(INT, TEXT)
     assert t.serialize([1, "a"]) == t.serialize((1, "a"))
-    assert t.serialize(()) == h("ffffffff ffffffff")
+    assert t.serialize(()) == b""
     with pytest.raises(EncodeValueError, match="3 items"):
         t.serialize((1, "a", 2))
     for bad in ("ab", {0: 1}, 5):
@@ -365,13 +362,26 @@ def test_tuple_lengths() -> None:
             t.serialize(bad)
 
 
-def test_tuple_value_missing_components_is_a_decode_error() -> None:
-    """Cassandra writes every tuple component (the drivers pad short ones with None)."""
+def test_tuple_value_missing_components_decodes_as_none() -> None:
+    """Cassandra stores and returns tuple values shorter than their type (the drivers pad
+    them with None); beyond 8 + the value's size missing components are refused."""
     t = tuple_of(INT, TEXT, BOOL)
+    assert t.deserialize(h("00000004 00000001 00000001 61")) == (1, "a", None)
+    assert tuple_of(*[INT] * 13).deserialize(h("ffffffff")) == (None,) * 13  # 12 <= 8 + 4
+    wide = tuple_of(*[INT] * 14)
     with pytest.raises(cqlcodec.DecodeError) as info:
-        t.deserialize(h("00000004 00000001 00000001 61"))
-    assert info.value.offset == 13 and info.value.cql_type == "tuple<int, text, boolean>"
-    assert "ends after 2 of 3 components" in str(info.value)
+        wide.deserialize(h("ffffffff"))
+    assert info.value.offset == 4 and info.value.cql_type == wide.cql_name
+    assert "at most 8 + 4 (its size) missing trailing components" in str(info.value)
+
+
+def test_short_tuple_sequences_encode_short_values() -> None:
+    """Fewer items than components: a short value, as the drivers and CQL literals write
+    it (Cassandra keeps it short, so a padded value would be another primary key)."""
+    t = tuple_of(INT, TEXT, BOOL)
+    assert t.serialize((1,)) == h("00000004 00000001")
+    assert t.serialize([1, None]) == h("00000004 00000001 ffffffff")
+    assert t.deserialize(t.serialize((1,))) == (1, None, None)
 
 
 # --- user-defined types ---------------------------------------------------------------------

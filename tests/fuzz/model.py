@@ -4,7 +4,7 @@ Three things, all written from the spec and not from cqlcodec:
 
 * :func:`random_type` draws a CqlType from a rich universe (every scalar,
   nested collections, tuples, UDTs, fixed and variable vectors, frozen and
-  reversed wrappers, custom and empty types).
+  reversed wrappers, CompositeType, custom and empty types).
 * :func:`gen_content` writes valid content bytes for a type and returns the
   value they stand for, in *normal form* (plain nested tuples, see below).
 * :func:`ref_decode` says what any input must give: a :class:`Verdict` that is
@@ -25,8 +25,8 @@ Normal form: ``None``, or a tuple whose first item is a tag: ``("i", int)``,
 ``("d", scale, unscaled)``, ``("D", days)``, ``("T", nanos)``, ``("ts", millis)``,
 ``("u", bytes)``, ``("n", packed address)``, ``("du", months, days, nanos)``,
 ``("L", items)``, ``("S", frozenset)``, ``("M", frozenset of pairs)``,
-``("R", fields)``.  Inside set elements and map keys (``hctx``) floats and
-decimals compare by value, as Python's set and dict do.
+``("R", fields)``, ``("C", components present)``.  Inside set elements and map keys
+(``hctx``) floats and decimals compare by value, as Python's set and dict do.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from typing import Any
 import cqlcodec
 from cqlcodec import (
     CqlType,
+    composite_type,
     custom_type,
     frozen,
     list_of,
@@ -64,7 +65,7 @@ from .refwire import Reader, Reject, Writer, vint_bytes
 INT_WIDTHS: dict[int, int] = {K.TINYINT: 1, K.SMALLINT: 2, K.INT: 4, K.BIGINT: 8, K.COUNTER: 8}
 SCALARS: list[int] = [k for k in K.SCALAR_NAMES if k != K.EMPTY]
 NANOS_PER_DAY = 86_400 * 10**9
-UDT_PADDING_BASE = 8  # README: a UDT value of n bytes may omit up to 8 + n trailing fields
+PADDING_BASE = 8  # README: a tuple or UDT value of n bytes may omit up to 8 + n trailing fields
 # datetime's range in milliseconds since the epoch (year 1 to year 9999)
 TS_MIN = -62_135_596_800_000
 TS_MAX = 253_402_300_799_999
@@ -152,6 +153,9 @@ def random_type(rng: random.Random, depth: int = 3, *, udt_counter: list[int] | 
         return frozen(random_type(rng, sub, udt_counter=counter))
     if choice == 8:
         return reversed_type(random_type(rng, sub, udt_counter=counter))
+    if rng.random() < 0.5:
+        n = rng.choice([1, 1, 2, 3, 4])
+        return composite_type(*[random_type(rng, sub, udt_counter=counter) for _i in range(n)])
     return scalar_type(rng.choice(SCALARS))
 
 
@@ -178,6 +182,8 @@ def constructor_expr(t: CqlType) -> str:
         return f"reversed_type({constructor_expr(subs[0])})"
     if k == K.CUSTOM:
         return f"custom_type({t.name!r})"
+    if k == K.COMPOSITE:
+        return "composite_type(" + ", ".join(constructor_expr(s) for s in subs) + ")"
     return f"scalar_type({k:#06x})"
 
 
@@ -187,6 +193,7 @@ def eval_type(expr: str) -> CqlType:
         "list_of": list_of, "set_of": set_of, "map_of": map_of, "tuple_of": tuple_of,
         "user_type": user_type, "vector_of": vector_of, "frozen": frozen,
         "reversed_type": reversed_type, "custom_type": custom_type, "scalar_type": scalar_type,
+        "composite_type": composite_type,
     }
     t = eval(expr, {"__builtins__": {}}, names)  # noqa: S307 - our own reproducer text
     assert isinstance(t, CqlType)
@@ -214,6 +221,8 @@ def java_name(t: CqlType) -> str:
         return f"{MARSHAL}ReversedType({inner})"
     if k == K.VECTOR:
         return f"{MARSHAL}VectorType({inner},{t.dimension})"
+    if k == K.COMPOSITE:
+        return f"{MARSHAL}CompositeType({inner})"
     if k == K.UDT:
         parts = [t.keyspace, t.name.encode("utf-8").hex()]
         parts += [f"{n.encode('utf-8').hex()}:{java_name(s)}" for n, s in t.fields]
@@ -227,7 +236,7 @@ def write_option(w: Writer, t: CqlType) -> None:
     if k == K.FROZEN:
         write_option(w, t.subtypes[0])
         return
-    if k in (K.REVERSED, K.VECTOR, K.CUSTOM, K.EMPTY):
+    if k in (K.REVERSED, K.VECTOR, K.CUSTOM, K.EMPTY, K.COMPOSITE):
         w.short(0, slot=False)
         w.string(java_name(t))
         return
@@ -405,6 +414,8 @@ def _java(text: str, pos: int, depth: int) -> tuple[CqlType | None, int]:
         return reversed_type(params[0]), pos
     if short == "VectorType" and len(params) == 1 and dim >= 1:
         return vector_of(params[0], dim), pos
+    if short == "CompositeType" and params:
+        return composite_type(*params), pos
     raise ValueError(short)
 
 
@@ -571,6 +582,8 @@ def _gen(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx: boo
         return _gen_fields(w, rng, t, budget, hctx)
     if k == K.VECTOR:
         return _gen_vector(w, rng, t, budget, hctx)
+    if k == K.COMPOSITE:
+        return _gen_composite(w, rng, t, budget, hctx)
     raise AssertionError(f"no generator for {t}")
 
 
@@ -627,13 +640,38 @@ def _gen_map(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx:
 def _gen_fields(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx: bool) -> object:
     subs = t.subtypes
     present = len(subs)
-    if t.kind == K.UDT and rng.random() < 0.15:  # values written before ALTER TYPE ... ADD
-        present = rng.randint(max(1, len(subs) - UDT_PADDING_BASE), len(subs))
+    if rng.random() < 0.15:  # UDTs written before ALTER TYPE ... ADD, tuples written short
+        present = rng.randint(max(1, len(subs) - PADDING_BASE), len(subs))
     values: list[object] = []
     for s in subs[:present]:
         values.append(_element(w, rng, s, budget, hctx, True))
     values += [None] * (len(subs) - present)
     return ("R", tuple(values))
+
+
+def _gen_composite(w: Writer, rng: random.Random, t: CqlType, budget: list[int],
+                   hctx: bool) -> object:
+    """Cassandra's CompositeType layout: [0xFFFF static marker], then per component
+    an unsigned short length, the bytes and an end-of-component byte; a prefix of the
+    components may be present."""
+    subs = t.subtypes
+    present = len(subs) if rng.random() < 0.7 else rng.randint(0, len(subs))
+    if rng.random() < 0.1:
+        w.raw(b"\xff\xff")
+    items: list[object] = []
+    for i, sub in enumerate(subs[:present]):
+        inner = Writer()
+        v = _gen(inner, rng, sub, budget, hctx)
+        if not len(inner):
+            v = _empty_value(sub)
+        w.short(len(inner))
+        base = len(w)
+        w.raw(inner.getvalue())
+        w.slots.extend(s._replace(offset=s.offset + base) for s in inner.slots)
+        last = i == present - 1
+        w.byte(rng.choice([0, 0, 0, 1, 0xFF]) if last or rng.random() < 0.1 else 0)
+        items.append(v)
+    return ("C", tuple(items))
 
 
 def _gen_vector(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hctx: bool) -> object:
@@ -776,6 +814,8 @@ def _dec(ctx: Ctx, t: CqlType, data: bytes, pos: int, n: int, hctx: bool, depth:
         return _dec_fields(ctx, t, data, pos, end, hctx, depth)
     if k == K.VECTOR:
         return _dec_vector(ctx, t, data, pos, end, hctx, depth)
+    if k == K.COMPOSITE:
+        return _dec_composite(ctx, t, data, pos, end, hctx, depth)
     raise AssertionError(f"no reference decoder for {t}")
 
 
@@ -845,12 +885,28 @@ def _dec_fields(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: boo
     if r.remaining():
         raise Reject("bytes after the last field")
     missing = len(t.subtypes) - len(values)
-    if missing and t.kind != K.UDT:
-        raise Reject("a tuple value without all its components")
-    if missing > UDT_PADDING_BASE + end - pos:
-        raise Reject(f"{missing} missing UDT fields in a {end - pos}-byte value")
+    if missing > PADDING_BASE + end - pos:
+        raise Reject(f"{missing} missing fields in a {end - pos}-byte value")
     values += [None] * missing
     return ("R", tuple(values))
+
+
+def _dec_composite(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: bool,
+                   depth: int) -> object:
+    r = Reader(data, pos, end)
+    if end - pos >= 2 and data[pos:pos + 2] == b"\xff\xff":
+        r.pos += 2  # Cassandra's static marker
+    items: list[object] = []
+    while r.remaining():
+        if len(items) == len(t.subtypes):
+            raise Reject("more components than the composite type has")
+        size = r.short("component length")
+        if size + 1 > r.remaining():
+            raise Reject("component and its end-of-component byte beyond the data")
+        start = r.pos
+        r.pos += size + 1  # any end-of-component byte
+        items.append(_dec(ctx, t.subtypes[len(items)], data, start, size, hctx, depth + 1))
+    return ("C", tuple(items))
 
 
 def _dec_vector(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: bool, depth: int) -> object:
@@ -965,6 +1021,12 @@ def normalize(t: CqlType, v: object, hctx: bool = False) -> object:
         if hctx:
             hash(v)
         return ("R", tuple(normalize(s, x, hctx) for s, x in zip(t.subtypes, items)))
+    if k == K.COMPOSITE:
+        if type(v) is not tuple or len(v) > len(t.subtypes):
+            raise NormError(f"{t.cql_name} decoded to {v!r}")
+        if hctx:
+            hash(v)
+        return ("C", tuple(normalize(s, x, hctx) for s, x in zip(t.subtypes, v)))
     raise NormError(f"no normal form for {t.cql_name}")
 
 

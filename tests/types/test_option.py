@@ -12,6 +12,7 @@ from cqlcodec import (
     CqlType,
     DecodeError,
     TypeParseError,
+    UnsupportedTypeError,
     custom_type,
     kinds,
     list_of,
@@ -171,7 +172,7 @@ def test_bad_utf8_raises_decode_error(data: bytes) -> None:
 @pytest.mark.parametrize("class_name", [
     "", "Foo", "int", "VectorType(FloatType,0)", "VectorType(FloatType)", "ListType(Int32Type",
     "MapType(Int32Type)", "UserType(ks,6)", "org.example.Foo(", "org.apache.c`ssandra.db.X",
-    "org.apache.cassandra.db.marshal.E\x00ptyType", "ListType(" * 100 + "Int32Type" + ")" * 100,
+    "org.apache.cassandra.db.marshal.E\x00ptyType", "ListType(" * 200 + "Int32Type" + ")" * 200,
 ])
 def test_unreadable_custom_class_names_are_opaque_custom_types(class_name: str) -> None:
     with pytest.raises(TypeParseError):
@@ -196,10 +197,12 @@ def test_nesting_depth_is_bounded() -> None:
     ok = short(0x20) * (depth - 1) + short(0x09)
     t, end = read_type_option(ok, 0)
     assert end == len(ok)
-    for levels in (depth, 64, 30000):
-        with pytest.raises(DecodeError, match="nested"):
+    for levels in (depth, 300, 30000):
+        with pytest.raises(DecodeError, match="nested") as info:
             read_type_option(short(0x20) * levels + short(0x09), 0)
-    deep_tuple = (short(0x31) + short(1)) * 100 + short(0x09)
+        assert isinstance(info.value, UnsupportedTypeError)  # well-formed, beyond the bound
+        assert info.value.offset == 2 * depth
+    deep_tuple = (short(0x31) + short(1)) * 200 + short(0x09)
     with pytest.raises(DecodeError, match="nested"):
         read_type_option(deep_tuple, 0)
 

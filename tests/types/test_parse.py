@@ -25,6 +25,7 @@ from type_strategies import (
 from cqlcodec import (
     CqlType,
     TypeParseError,
+    composite_type,
     custom_type,
     frozen,
     kinds,
@@ -112,13 +113,15 @@ JAVA_CANONICAL = [
     ("FrozenType(UserType(ks,61646472,6e756d:Int32Type,737472656574=>UTF8Type))", "frozen<addr>"),
     ("UserType(ks,4d7954797065)", '"MyType"'),
     ("UserType(ks,696e74,78:Int32Type)", '"int"'),
-    ("CompositeType(Int32Type,UTF8Type)", "'CompositeType(Int32Type,UTF8Type)'"),
+    ("CompositeType(Int32Type,UTF8Type)", ("'org.apache.cassandra.db.marshal.CompositeType("
+     "org.apache.cassandra.db.marshal.Int32Type,org.apache.cassandra.db.marshal.UTF8Type)'")),
     ("org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.Int32Type)",
      "'org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.Int32Type)'"),
     ("DynamicCompositeType(a=>Int32Type,b=>ReversedType(UTF8Type))",
      "'DynamicCompositeType(a=>Int32Type,b=>ReversedType(UTF8Type))'"),
     ("CompositeType(Int32Type,ColumnToCollectionType(6c:ListType(Int32Type)))",
-     "'CompositeType(Int32Type,ColumnToCollectionType(6c:ListType(Int32Type)))'"),
+     ("'org.apache.cassandra.db.marshal.CompositeType(org.apache.cassandra.db.marshal.Int32Type,"
+      "ColumnToCollectionType(6c:ListType(Int32Type)))'")),
     ("org.example.Foo", "'org.example.Foo'"),
     ("org.apache.cassandra.db.marshal.PointType", "'org.apache.cassandra.db.marshal.PointType'"),
     ("org.apache.cassandra.db.marshal.LexicalUUIDType",
@@ -235,7 +238,8 @@ def test_structure_of_parsed_types() -> None:
     assert parse_type("ReversedType(Int32Type)") == reversed_type(INT)
     assert parse_type("ReversedType(Int32Type)") != INT
     assert parse_type("EmptyType") is scalar_type(kinds.EMPTY)
-    text = "CompositeType(Int32Type, UTF8Type)"
+    assert parse_type("CompositeType(Int32Type, UTF8Type)") == composite_type(INT, TEXT)
+    text = "DynamicCompositeType(a=>Int32Type)"
     assert parse_type(text) == custom_type(text)
 
 
@@ -296,7 +300,7 @@ def test_unresolved_bare_name_suggests_quoting_or_user_types() -> None:
 def test_nesting_is_bounded() -> None:
     deepest = "list<" * (_parse.MAX_TYPE_DEPTH - 1) + "int" + ">" * (_parse.MAX_TYPE_DEPTH - 1)
     assert parse_type(deepest).cql_name == deepest
-    for depth in (_parse.MAX_TYPE_DEPTH, 64, 5000):
+    for depth in (_parse.MAX_TYPE_DEPTH, 300, 5000):
         for text in ("list<" * depth + "int" + ">" * depth,
                      "ListType(" * depth + "Int32Type" + ")" * depth,
                      "frozen<tuple<" * depth + "int" + ">>" * depth,
