@@ -2,7 +2,9 @@
 
 All compiled modules go into one mypyc group, ``cqlcodec._native``, so calls
 between them are early-bound and the shared library stays inside the package.
-Modules listed in ``INTERPRETED`` are never compiled: the package entry point,
+Every module under ``cqlcodec/`` (subpackages included) is compiled except those
+in ``INTERPRETED``, keyed by dotted path relative to the package (``"driver"``,
+``"columnar.arrow"``). Those are never compiled: the package entry point,
 the CLI, the optional numpy and driver glue, the librt fallback shim and the
 user-facing value classes.
 """
@@ -37,11 +39,22 @@ def compiling() -> bool:
     return os.environ.get("CQLCODEC_COMPILE", "1").strip() not in ("0", "false", "no", "")
 
 
+def module_key(path: Path) -> str:
+    """Dotted module path relative to the package: ``driver``, ``types.__init__``."""
+    return ".".join(path.relative_to(HERE / PACKAGE).with_suffix("").parts)
+
+
 def compiled_sources() -> list[str]:
+    """Every module under the package, in any subpackage, minus ``INTERPRETED``.
+
+    Package ``__init__`` modules always stay interpreted: mypyc 2.4.1 derives a
+    compiled package's ``__path__`` as if the group library sat above the
+    package (``cqlcodec/cqlcodec/sub``), and then its submodules cannot be imported.
+    """
     return sorted(
-        f"{PACKAGE}/{p.name}"
-        for p in (HERE / PACKAGE).glob("*.py")
-        if p.stem not in INTERPRETED
+        p.relative_to(HERE).as_posix()
+        for p in (HERE / PACKAGE).rglob("*.py")
+        if p.stem != "__init__" and module_key(p) not in INTERPRETED
     )
 
 
@@ -57,17 +70,20 @@ class LoudBuildExt(build_ext):
             ) from exc
 
 
+# Commands that write only metadata or the source archive: they need no
+# extensions, and the sdist must carry the .py sources, never generated C.
+# (setuptools runs egg_info while asking for build requirements, before the
+# pinned mypy is installed; the backend's build_wheel then insists that mypyc
+# is importable, so this never yields a pure wheel.)
+NO_EXTENSION_COMMANDS = {"egg_info", "dist_info", "sdist"}
+
+
 def ext_modules() -> list[object]:
-    if not compiling():
+    if not compiling() or NO_EXTENSION_COMMANDS.intersection(sys.argv[1:]):
         return []
     try:
         from mypyc.build import mypycify
     except ImportError:
-        # setuptools runs this file once while asking for build requirements,
-        # before the pinned mypy is installed; the backend's build_wheel then
-        # insists that mypyc is importable, so this never yields a pure wheel.
-        if "egg_info" in sys.argv or "dist_info" in sys.argv:
-            return []
         raise SystemExit(f"cqlcodec: mypyc is not installed. {PURE_HINT}")
     opt_level = os.environ.get("MYPYC_OPT_LEVEL", "3")
     return list(
