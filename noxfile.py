@@ -141,7 +141,8 @@ BENCH_ENVS = {  # venv -> (requirements, implementations its worker hosts)
     "scylla-driver": (["scylla-driver>=3.29,<3.30", "numpy>=1.24"], "scylla"),
     "cassandra-driver": (["cassandra-driver==3.30.1", "numpy>=1.24"], "cassandra,cassandra-py"),
 }
-BENCH_SOURCES = ["cqlcodec", "_build_backend", "stubs", "setup.py", "pyproject.toml", "README.md"]
+BENCH_SOURCES = ["cqlcodec", "_build_backend", "stubs", "setup.py", "pyproject.toml", "README.md",
+                 "LICENSE"]
 
 
 def bench_venv(session: nox.Session, root: str, name: str, requirements: list[str],
