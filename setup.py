@@ -31,10 +31,6 @@ INTERPRETED: dict[str, str] = {
     "codecs.numpy_vectors": "calls numpy, which compiled code cannot speed up",
     "runtime.librt_shim": "struct-based stand-in for librt where librt is missing (PyPy)",
     "protocol.interp_fast": "the interpreted build's own fast paths (unused when compiled)",
-    "codecs.__init__": "package docstring only",
-    "protocol.__init__": "package docstring only",
-    "runtime.__init__": "package docstring only",
-    "types.__init__": "package docstring only",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 
@@ -44,18 +40,23 @@ def compiling() -> bool:
 
 
 def module_name(path: Path) -> str:
-    """``cqlcodec/codecs/fixed.py`` -> ``codecs.fixed``; a package's ``__init__`` keeps its dots."""
-    rel = path.relative_to(HERE / PACKAGE).with_suffix("")
-    return ".".join(rel.parts)
+    """Dotted module path relative to the package: ``driver``, ``codecs.fixed``, ``types.__init__``."""
+    return ".".join(path.relative_to(HERE / PACKAGE).with_suffix("").parts)
 
 
 def compiled_sources() -> list[str]:
+    """Every module under the package, in any subpackage, minus ``INTERPRETED``.
+
+    Package ``__init__`` modules always stay interpreted: mypyc 2.4.1 derives a
+    compiled package's ``__path__`` as if the group library sat above the
+    package (``cqlcodec/cqlcodec/sub``), and then its submodules cannot be imported.
+    """
     found = sorted((HERE / PACKAGE).rglob("*.py"))
-    names = {module_name(p) for p in found}
-    unknown = set(INTERPRETED) - names
+    unknown = set(INTERPRETED) - {module_name(p) for p in found}
     if unknown:
         raise SystemExit(f"cqlcodec: setup.py INTERPRETED names missing modules: {sorted(unknown)}")
-    return [str(p.relative_to(HERE)) for p in found if module_name(p) not in INTERPRETED]
+    return [p.relative_to(HERE).as_posix() for p in found
+            if p.stem != "__init__" and module_name(p) not in INTERPRETED]
 
 
 class LoudBuildExt(build_ext):
@@ -70,17 +71,20 @@ class LoudBuildExt(build_ext):
             ) from exc
 
 
+# Commands that write only metadata or the source archive: they need no
+# extensions, and the sdist must carry the .py sources, never generated C.
+# (setuptools runs egg_info while asking for build requirements, before the
+# pinned mypy is installed; the backend's build_wheel then insists that mypyc
+# is importable, so this never yields a pure wheel.)
+NO_EXTENSION_COMMANDS = {"egg_info", "dist_info", "sdist"}
+
+
 def ext_modules() -> list[object]:
-    if not compiling():
+    if not compiling() or NO_EXTENSION_COMMANDS.intersection(sys.argv[1:]):
         return []
     try:
         from mypyc.build import mypycify
     except ImportError:
-        # setuptools runs this file once while asking for build requirements,
-        # before the pinned mypy is installed; the backend's build_wheel then
-        # insists that mypyc is importable, so this never yields a pure wheel.
-        if "egg_info" in sys.argv or "dist_info" in sys.argv:
-            return []
         raise SystemExit(f"cqlcodec: mypyc is not installed. {PURE_HINT}")
     opt_level = os.environ.get("MYPYC_OPT_LEVEL", "3")
     return list(

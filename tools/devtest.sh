@@ -16,7 +16,7 @@ case "$mode" in
   compiled)
     work=${DEVTEST_DIR:-${TMPDIR:-/tmp}/cqlcodec-devbuild-${USER:-$(id -u)}-$$}
     rm -rf "$work"; mkdir -p "$work"
-    cp -r "$here/cqlcodec" "$here/setup.py" "$here/pyproject.toml" "$here/README.md" "$work/"
+    cp -r "$here/cqlcodec" "$here/setup.py" "$here/pyproject.toml" "$here/README.md" "$here/LICENSE" "$work/"
     [ -d "$here/stubs" ] && cp -r "$here/stubs" "$work/"
     (cd "$work" && CQLCODEC_COMPILE=1 MYPYC_OPT_LEVEL=${MYPYC_OPT_LEVEL:-1} \
         "$py" setup.py -q build_ext --inplace >"$work/build.log" 2>&1) \
