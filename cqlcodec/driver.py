@@ -152,6 +152,15 @@ _type_cache: dict[type[ct._CassandraType], CqlType] = {}
 _type_lock: Final = threading.Lock()
 
 
+def _bounded_put(cache: dict[Any, Any], lock: threading.Lock, key: Any, value: Any) -> None:
+    """``cache[key] = value``, dropping the oldest eighth first when the cache is full."""
+    with lock:
+        if len(cache) >= _CACHE_LIMIT:
+            for old in list(cache)[: _CACHE_LIMIT // 8]:
+                cache.pop(old, None)
+        cache[key] = value
+
+
 def cql_type_of(driver_type: type[ct._CassandraType]) -> CqlType:
     """The :class:`cqlcodec.CqlType` of a driver type class (cached).
 
@@ -163,11 +172,7 @@ def cql_type_of(driver_type: type[ct._CassandraType]) -> CqlType:
     found = _type_cache.get(driver_type)
     if found is None:
         found = _convert_type(driver_type)
-        with _type_lock:
-            if len(_type_cache) >= _CACHE_LIMIT:
-                for old in list(_type_cache)[: _CACHE_LIMIT // 8]:
-                    _type_cache.pop(old, None)
-            _type_cache[driver_type] = found
+        _bounded_put(_type_cache, _type_lock, driver_type, found)
     return found
 
 
@@ -257,11 +262,7 @@ def _type_route(dt: type[ct._CassandraType]) -> TypeRoute:
             why = (f"type {_driver_type_name(dt)} is not one cqlcodec decodes "
                    f"({type(exc).__name__}: {exc})")
             found = (why, ())
-        with _type_lock:
-            if len(_routes) >= _CACHE_LIMIT:
-                for old in list(_routes)[: _CACHE_LIMIT // 8]:
-                    _routes.pop(old, None)
-            _routes[dt] = found
+        _bounded_put(_routes, _type_lock, dt, found)
     return found
 
 
@@ -697,11 +698,7 @@ def _sets_as_lists(t: CqlType) -> CqlType:
             found = reversed_type(subs[0])
         else:  # a type with components cqlcodec reads itself (no set to keep in order)
             found = t
-        with _type_lock:
-            if len(_wire_order_types) >= _CACHE_LIMIT:
-                for old in list(_wire_order_types)[: _CACHE_LIMIT // 8]:
-                    _wire_order_types.pop(old, None)
-            _wire_order_types[t] = found
+        _bounded_put(_wire_order_types, _type_lock, t, found)
     return found
 
 
@@ -776,21 +773,18 @@ def _converters(metadata: list[RowMetadata], protocol_version: int,
 
 
 _plans: dict[Any, _ResultPlan] = {}
+_inline_plans: dict[Any, _ResultPlan] = {}  # apart: per-message UDT classes churn it
 _plans_lock: Final = threading.Lock()
 
 
-def _cached_plan(key: Any, metadata: list[RowMetadata], protocol_version: int,
-                 policy: ColumnEncryptionPolicy | None, options: Options,
-                 same_metadata: bool) -> _ResultPlan:
-    plan = _plans.get(key)
+def _cached_plan(cache: dict[Any, _ResultPlan], key: Any, metadata: list[RowMetadata],
+                 protocol_version: int, policy: ColumnEncryptionPolicy | None,
+                 options: Options, same_metadata: bool) -> _ResultPlan:
+    plan = cache.get(key)
     if plan is None or plan.policy is not policy or (same_metadata
                                                       and plan.metadata is not metadata):
         plan = _ResultPlan(metadata, protocol_version, policy, options)
-        with _plans_lock:
-            if len(_plans) >= _CACHE_LIMIT:
-                for old in list(_plans)[: _CACHE_LIMIT // 8]:
-                    _plans.pop(old, None)
-            _plans[key] = plan
+        _bounded_put(cache, _plans_lock, key, plan)
     return plan
 
 
@@ -800,7 +794,7 @@ def _plan_for(metadata: list[RowMetadata], protocol_version: int,
     key = (id(metadata), protocol_version, options)
     plan = _plans.get(key)
     if plan is None or plan.metadata is not metadata or plan.policy is not policy:
-        plan = _cached_plan(key, metadata, protocol_version, policy, options, True)
+        plan = _cached_plan(_plans, key, metadata, protocol_version, policy, options, True)
     return plan
 
 
@@ -825,7 +819,7 @@ def _inline_plan(metadata: list[RowMetadata], protocol_version: int,
     """The plan of result metadata sent inline (a new list, and new classes, per message)."""
     key = (protocol_version, options, id(policy),
            tuple([(ks, table, name, _class_key(dt)) for ks, table, name, dt in metadata]))
-    return _cached_plan(key, metadata, protocol_version, policy, options, False)
+    return _cached_plan(_inline_plans, key, metadata, protocol_version, policy, options, False)
 
 
 def _result_message_class(base: type[ResultMessage], options: Options) -> type[ResultMessage]:
@@ -1071,19 +1065,26 @@ def install(target: Cluster | Session, *, plain_values: bool = False,
     the statement (the driver does not record which session prepared it), so
     ``install(session)`` switches every statement of that session's cluster.
 
-    Deliberate differences from the driver alone:
+    Deliberate differences from the driver alone (README.md, "Differences from the
+    driver", has them all):
 
-    * a timestamp outside ``datetime``'s years 1-9999 reads as its int milliseconds
-      (at any nesting level), where the driver raises ``DriverException`` for the
-      whole result and drops the connection with every request in flight on it; an
-      int written back binds as the same timestamp through cqlcodec and the driver;
-    * timestamps far from 1970 keep their exact milliseconds (cassandra-driver
-      rounds through a float);
-    * a mapping that is not a ``dict`` binds by column name (the driver would bind
-      its keys as the values);
-    * rows whose bytes the driver reads without complaint but which no server sends
-      (trailing bytes, a cell length below -2, ...) raise :class:`DriverDecodeError`,
-      as does a truncated body (the driver raises ``EOFError`` or ``struct.error``);
+    * a timestamp outside ``datetime``'s years 1-9999 reads as its int milliseconds,
+      at any nesting level, where the driver raises ``DriverException`` for the whole
+      result and drops the connection with every request in flight on it: a value the
+      application can handle is never worse than that, and written back, the int binds
+      as the same timestamp through cqlcodec and through the driver. It is the value
+      with ``plain_values`` too: the driver has no class for such timestamps to return
+      instead (as it has ``util.Date`` for dates outside ``datetime``'s range);
+    * timestamps far from 1970 read as their exact milliseconds (cassandra-driver goes
+      through a float);
+    * malformed rows fail with :class:`DriverDecodeError` also where some build of the
+      driver reads them without complaint (trailing bytes, a cell length below -2, an
+      over-long fixed-width value, ...) or fails with ``EOFError``/``struct.error``
+      (a truncated body);
+    * an empty element of a vector reads as None, where the driver fails unless the
+      elements are strings;
+    * a mapping that is not a ``dict`` binds by column name (the driver binds its keys);
+      an iterable without a length binds to a list, set or vector column;
     * results read by the driver's own code (see the module documentation) carry the
       driver's values even with ``plain_values`` or ``numpy_vectors``.
     """
