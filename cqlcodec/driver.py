@@ -365,39 +365,38 @@ def _list_out(sub: Converter | None) -> Converter:
     return lambda v: [None if e is None else sub(e) for e in v]
 
 
-def _sorted_set(items: list[Any], distinct_ordered: bool) -> Any:
-    """The driver's SortedSet of ``items``, a set value in wire order.
-
-    The driver adds the elements one by one, in wire order (bisect insertion, with its
-    own rules for elements that do not compare). ``sorted`` builds the same list in
-    one call when the elements are distinct and totally ordered: ``distinct_ordered``
-    says their CQL type guarantees the order, and the check here that they are distinct
-    and compare (an empty value reads as None)."""
-    s = _DriverSortedSet()
-    if distinct_ordered and len(set(items)) == len(items):
-        try:
-            s._items = sorted(items)  # SortedSet.copy() sets it the same way
-            return s
-        except TypeError:
-            pass
-    s.update(items)
-    return s
-
-
 # element types whose values (the driver's) are totally ordered and equal only when
-# their bytes are: their SortedSet is sorted(); floats (NaN, -0.0), decimals and
-# composite values are inserted one by one as the driver does
+# their bytes are: sorted() builds their SortedSet; floats (NaN, -0.0), decimals and
+# composite values are inserted one by one, in wire order, as the driver does
 _ORDERED_ELEMENT_KINDS: Final = frozenset([
     K.INT, K.BIGINT, K.SMALLINT, K.TINYINT, K.COUNTER, K.VARINT, K.TEXT, K.ASCII, K.BLOB,
     K.BOOLEAN, K.UUID, K.TIMEUUID, K.INET, K.DATE, K.TIME, K.TIMESTAMP])
 
 
 def _set_out(element: type[ct._CassandraType], sub: Converter | None) -> Converter:
-    # driver values decode sets as lists (see _sets_as_lists): the wire order is kept
+    """The driver's SortedSet of a set value, which driver values decode as a list in
+    wire order (see _sets_as_lists).
+
+    The driver adds the elements one by one in wire order (bisect insertion, with its
+    own rules for elements that do not compare). ``sorted`` builds the same list in one
+    call when the element type guarantees a total order and the elements are distinct
+    and compare (an empty value reads as None, which does not)."""
     ordered = cql_type_of(element).unwrapped().kind in _ORDERED_ELEMENT_KINDS
-    if sub is None:
-        return lambda v: _sorted_set(v, ordered)
-    return lambda v: _sorted_set([None if e is None else sub(e) for e in v], ordered)
+    new = _DriverSortedSet.__new__
+
+    def conv(v: Any) -> Any:
+        items = v if sub is None else [None if e is None else sub(e) for e in v]
+        if ordered and len(set(items)) == len(items):
+            try:
+                s = new(_DriverSortedSet)
+                s._items = sorted(items)  # all SortedSet holds (SortedSet.copy() does this)
+                return s
+            except TypeError:
+                pass
+        s = _DriverSortedSet()
+        s.update(items)
+        return s
+    return conv
 
 
 # key types whose cqlcodec encoding of a decoded key equals the driver's serialization
