@@ -12,9 +12,10 @@ After :func:`install`, for every session of that cluster (or that one session):
 * the rows of RESULT messages are decoded by :func:`cqlcodec.decode_rows_result`;
   for prepared statements the driver's result metadata is converted once to a
   :class:`cqlcodec.Prepared` whose parse description is cached and reused;
-* statements prepared with ``session.prepare(...)`` bind their values with
-  :meth:`cqlcodec.Prepared.bind` (``prepared.bind(values)``, ``session.execute(prepared,
-  values)``, ``BatchStatement.add(prepared, values)``).
+* prepared statements bind their values with :meth:`cqlcodec.Prepared.bind`
+  (``prepared.bind(values)``, ``session.execute(prepared, values)``,
+  ``BatchStatement.add(prepared, values)``), whether they were prepared before or
+  after ``install``.
 
 By default applications see exactly the values the driver itself returns: its
 ``SortedSet`` for sets, ``OrderedMapSerializedKey`` for maps, ``util.Date``,
@@ -28,12 +29,20 @@ returns numeric vectors as numpy arrays (numpy must be installed).
 
 Supported drivers: cassandra-driver 3.29 and 3.30, scylla-driver 3.29, with or
 without their Cython extensions. Any other version is refused with
-:class:`UnsupportedDriverError`. Statements prepared before ``install`` and
-``BoundStatement`` objects built by hand keep the driver's own binding.
-Differences from the driver that are deliberate: timestamps far from 1970 keep
-full millisecond precision (the driver rounds through a float), and bind errors
-are cqlcodec's :class:`cqlcodec.BindError` (a ``TypeError`` or ``ValueError``
-like the driver's) naming column, type and value.
+:class:`UnsupportedDriverError`. ``BoundStatement`` objects built by hand keep the
+driver's own binding.
+
+Whatever cqlcodec cannot handle goes the driver's own way, exactly as without
+``install``, and is logged once per reason (logger ``cqlcodec.driver``): a protocol
+version other than 3, 4 and 5 (v6 beta), a type the driver decodes with a class of
+its own that cqlcodec does not know (a custom class, ``DateRangeType``, the geometry
+types ...), and result rows with a column type whose ``support_empty_values``
+switch is on. Values cqlcodec refuses to bind are handed to the driver's own
+``bind``, so what the driver accepts is accepted and what it refuses fails with
+the driver's exception. Malformed rows raise :class:`DriverDecodeError`, both a
+:class:`cqlcodec.DecodeError` and the driver's ``DriverException``, as the
+driver's own decoder does. The deliberate differences are listed in
+:func:`install` and in README.md ("Differences from the driver").
 """
 
 from __future__ import annotations
@@ -41,13 +50,16 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import io
+import logging
+import struct
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, Final
 
 import cqlcodec
 from cqlcodec import kinds as K
-from cqlcodec.errors import CodecError
+from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.types.model import (
     CqlType,
     composite_type,
@@ -71,6 +83,7 @@ class UnsupportedDriverError(CodecError, RuntimeError):
 
 try:
     import cassandra
+    from cassandra import DriverException
     from cassandra import cqltypes as ct
     from cassandra import util as cutil
     from cassandra.cluster import Cluster, Session
@@ -82,8 +95,15 @@ except ImportError as _exc:  # pragma: no cover - exercised only without a drive
         "cqlcodec.driver needs cassandra-driver (>= 3.29) or scylla-driver (>= 3.29): "
         f"{_exc}") from _exc
 
-__all__ = ["UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "install",
-           "installed_options", "SUPPORTED_DRIVERS"]
+
+class DriverDecodeError(DecodeError, DriverException):
+    """Malformed RESULT rows in driver mode: a :class:`cqlcodec.DecodeError` (with its
+    ``cql_type``, ``offset`` and ``column``) that is also the driver's
+    ``DriverException``, the type the driver raises for a cell it cannot decode."""
+
+
+__all__ = ["DriverDecodeError", "UnsupportedDriverError", "cql_type_of", "driver_name",
+           "driver_version", "install", "installed_options", "SUPPORTED_DRIVERS"]
 
 SUPPORTED_DRIVERS: Final[dict[str, tuple[tuple[int, int], ...]]] = {
     "cassandra-driver": ((3, 29), (3, 30)),
@@ -92,6 +112,7 @@ SUPPORTED_DRIVERS: Final[dict[str, tuple[tuple[int, int], ...]]] = {
 """Driver distribution -> the (major, minor) release series cqlcodec.driver knows."""
 
 _ROWS_KIND: Final = b"\x00\x00\x00\x02"
+_NO_METADATA: Final = struct.Struct(">ii")  # metadata flags (0x0004 no metadata), columns
 _EPOCH_ORDINAL: Final = 719163  # datetime.date(1970, 1, 1).toordinal()
 _DATE_OFFSET: Final = 1 << 31
 _CACHE_LIMIT: Final = 256
@@ -142,6 +163,15 @@ _type_cache: dict[type[ct._CassandraType], CqlType] = {}
 _type_lock: Final = threading.Lock()
 
 
+def _bounded_put(cache: dict[Any, Any], lock: threading.Lock, key: Any, value: Any) -> None:
+    """``cache[key] = value``, dropping the oldest eighth first when the cache is full."""
+    with lock:
+        if len(cache) >= _CACHE_LIMIT:
+            for old in list(cache)[: _CACHE_LIMIT // 8]:
+                cache.pop(old, None)
+        cache[key] = value
+
+
 def cql_type_of(driver_type: type[ct._CassandraType]) -> CqlType:
     """The :class:`cqlcodec.CqlType` of a driver type class (cached).
 
@@ -153,11 +183,7 @@ def cql_type_of(driver_type: type[ct._CassandraType]) -> CqlType:
     found = _type_cache.get(driver_type)
     if found is None:
         found = _convert_type(driver_type)
-        with _type_lock:
-            if len(_type_cache) >= _CACHE_LIMIT:
-                for old in list(_type_cache)[: _CACHE_LIMIT // 8]:
-                    _type_cache.pop(old, None)
-            _type_cache[driver_type] = found
+        _bounded_put(_type_cache, _type_lock, driver_type, found)
     return found
 
 
@@ -195,6 +221,129 @@ _SCALAR_KINDS: Final[dict[str, int]] = {name: kind for kind, name in K.SCALAR_NA
 _SCALAR_KINDS["varchar"] = K.TEXT
 
 
+# --------------------------------------------------------------------------- the driver's own path
+
+_log: Final = logging.getLogger("cqlcodec.driver")
+_DECODED_VERSIONS: Final = frozenset([3, 4, 5])
+_LOG_LIMIT: Final = 256
+_logged: set[str] = set()
+_logged_lock: Final = threading.Lock()
+
+
+def _log_once(key: str, message: str, level: int = logging.WARNING) -> None:
+    """Log ``message`` the first time ``key`` is seen (at most _LOG_LIMIT distinct keys)."""
+    if key in _logged:
+        return
+    with _logged_lock:
+        if key in _logged or len(_logged) >= _LOG_LIMIT:
+            return
+        _logged.add(key)
+    _log.log(level, "%s", message)
+
+
+def _driver_path(reason: str, key: str | None = None) -> None:
+    """Note that a message is handled by the driver's own code because cqlcodec cannot
+    (a protocol version or a type it does not decode): logged once per reason (``key``)."""
+    _log_once(reason if key is None else key,
+              f"cqlcodec.driver: {reason}; the driver's own code handles it "
+              "(exactly as without install)")
+
+
+def _driver_decode_error(exc: DecodeError, shift: int) -> DriverDecodeError:
+    """``exc`` as the driver's exception type for rows it cannot decode; cqlcodec read
+    the rows after a header ``shift`` bytes shorter than the message's metadata, and
+    ``offset`` counts from the RESULT body's kind as the server sent it."""
+    where = f" (offsets in it count from byte {shift} of the RESULT body)" if shift else ""
+    return DriverDecodeError(f"Failed decoding result{where}: {exc}", exc.cql_type,
+                             None if exc.offset is None else exc.offset + shift, exc.column)
+
+
+# (why cqlcodec cannot decode values of a type as the driver does, or None;
+#  the type classes below it whose support_empty_values the driver consults)
+TypeRoute = tuple[str | None, tuple[type[ct._CassandraType], ...]]
+_routes: dict[type[ct._CassandraType], TypeRoute] = {}
+_support_empty: Final = attrgetter("support_empty_values")
+
+
+def _type_route(dt: type[ct._CassandraType]) -> TypeRoute:
+    """The :data:`TypeRoute` of the values inside ``dt`` (cached per class)."""
+    found = _routes.get(dt)
+    if found is None:
+        try:
+            found = _compute_route(dt)
+        except Exception as exc:  # a class cqlcodec cannot even convert
+            why = (f"type {_driver_type_name(dt)} is not one cqlcodec decodes "
+                   f"({type(exc).__name__}: {exc})")
+            found = (why, ())
+        _bounded_put(_routes, _type_lock, dt, found)
+    return found
+
+
+def _driver_type_name(dt: type[ct._CassandraType]) -> str:
+    try:
+        return dt.cass_parameterized_type(full=True)
+    except Exception:
+        return dt.__name__
+
+
+def _compute_route(dt: type[ct._CassandraType]) -> TypeRoute:
+    # The driver reads a zero-length value as EMPTY (support_empty_values) or None
+    # wherever it calls from_binary: a column, list/set elements, map keys and values,
+    # tuple and UDT fields, composite components. Vector elements go through
+    # deserialize, and the type inside frozen/reversed only ever sees non-empty bytes.
+    inner: list[tuple[type[ct._CassandraType], bool]]
+    if issubclass(dt, ct.VectorType):
+        inner = [(dt.subtype, False)]
+    elif issubclass(dt, (ct.FrozenType, ct.ReversedType)):
+        inner = [(s, False) for s in dt.subtypes]
+    elif issubclass(dt, (ct.ListType, ct.SetType, ct.MapType, ct.TupleType)):
+        inner = [(s, True) for s in dt.subtypes]
+    else:
+        t = cql_type_of(dt)
+        if t.kind == K.CUSTOM and not issubclass(dt, ct._UnrecognizedType):
+            # the driver has its own class for this custom type (CompositeType, the
+            # geometry types, DateRangeType, a class the application registered...)
+            return (f"type {_driver_type_name(dt)} is not one cqlcodec decodes", ())
+        inner = [(s, True) for s in dt.subtypes]
+    empties: dict[type[ct._CassandraType], None] = {}
+    for sub, reads_empty in inner:
+        reason, below = _type_route(sub)
+        if reason is not None:
+            return reason, ()
+        if reads_empty and not sub.empty_binary_ok:
+            empties[sub] = None
+        empties.update(dict.fromkeys(below))
+    return None, tuple(empties)
+
+
+def _columns_route(metadata: list[RowMetadata],
+                   policy: ColumnEncryptionPolicy | None) -> TypeRoute:
+    """The :data:`TypeRoute` of result rows with these columns."""
+    empties: dict[type[ct._CassandraType], None] = {}
+    for ks, table, name, dt in metadata:
+        if policy is not None and policy.contains_column(ColDesc(ks, table, name)):
+            dt = policy.column_type(ColDesc(ks, table, name))
+        reason, below = _type_route(dt)
+        if reason is not None:
+            return reason, ()
+        if not dt.empty_binary_ok:
+            empties[dt] = None
+        empties.update(dict.fromkeys(below))
+    return None, tuple(empties)
+
+
+def _empty_values_reason(classes: tuple[type[ct._CassandraType], ...]) -> str | None:
+    """Why the driver's path must read these rows: an empty value of one of ``classes``
+    reads as the driver's EMPTY (its ``support_empty_values`` switch is on); else None.
+
+    The switch is a class attribute the application may flip at any time, so it is
+    read for every message, from the classes collected once per plan."""
+    if not any(map(_support_empty, classes)):
+        return None
+    names = sorted({c.__name__ for c in classes if c.support_empty_values})
+    return f"support_empty_values is switched on for {', '.join(names)}"
+
+
 # --------------------------------------------------------------------------- values out
 
 def _date_out(v: Any) -> Any:
@@ -229,21 +378,38 @@ def _list_out(sub: Converter | None) -> Converter:
     return lambda v: [None if e is None else sub(e) for e in v]
 
 
-def _sorted_set(items: Any) -> Any:
-    """The driver's SortedSet of ``items`` (distinct values, as a decoded set has)."""
-    s = _DriverSortedSet()
-    try:
-        # what SortedSet.add() builds one bisect at a time (SortedSet.copy() sets it too)
-        s._items = sorted(items)
-    except TypeError:  # values that do not compare: the driver's own insertion order
+# element types whose values (the driver's) are totally ordered and equal only when
+# their bytes are: sorted() builds their SortedSet; floats (NaN, -0.0), decimals and
+# composite values are inserted one by one, in wire order, as the driver does
+_ORDERED_ELEMENT_KINDS: Final = frozenset([
+    K.INT, K.BIGINT, K.SMALLINT, K.TINYINT, K.COUNTER, K.VARINT, K.TEXT, K.ASCII, K.BLOB,
+    K.BOOLEAN, K.UUID, K.TIMEUUID, K.INET, K.DATE, K.TIME, K.TIMESTAMP])
+
+
+def _set_out(element: type[ct._CassandraType], sub: Converter | None) -> Converter:
+    """The driver's SortedSet of a set value, which driver values decode as a list in
+    wire order (see _sets_as_lists).
+
+    The driver adds the elements one by one in wire order (bisect insertion, with its
+    own rules for elements that do not compare). ``sorted`` builds the same list in one
+    call when the element type guarantees a total order and the elements are distinct
+    and compare (an empty value reads as None, which does not)."""
+    ordered = cql_type_of(element).unwrapped().kind in _ORDERED_ELEMENT_KINDS
+    new = _DriverSortedSet.__new__
+
+    def conv(v: Any) -> Any:
+        items = v if sub is None else [None if e is None else sub(e) for e in v]
+        if ordered and len(set(items)) == len(items):
+            try:
+                s = new(_DriverSortedSet)
+                s._items = sorted(items)  # all SortedSet holds (SortedSet.copy() does this)
+                return s
+            except TypeError:
+                pass
+        s = _DriverSortedSet()
         s.update(items)
-    return s
-
-
-def _set_out(sub: Converter | None) -> Converter:
-    if sub is None:
-        return _sorted_set
-    return lambda v: _sorted_set([None if e is None else sub(e) for e in v])
+        return s
+    return conv
 
 
 # key types whose cqlcodec encoding of a decoded key equals the driver's serialization
@@ -309,16 +475,32 @@ def _udt_out(dt: type[ct.UserType], convs: list[Converter | None]) -> Converter:
 _NUMERIC_VECTOR_KINDS: Final = frozenset([K.FLOAT, K.DOUBLE, K.INT, K.BIGINT])
 
 
+def _unwrapped(dt: type[ct._CassandraType]) -> type[ct._CassandraType]:
+    while issubclass(dt, (ct.FrozenType, ct.ReversedType)) and dt.subtypes:
+        dt = dt.subtypes[0]
+    return dt
+
+
+def _empty_is_none(v: Any) -> Any:
+    return None if len(v) == 0 else v
+
+
 def value_converter(dt: type[ct._CassandraType], protocol_version: int,
                     numpy_vectors: bool = False) -> Converter | None:
     """A function turning cqlcodec's decoded value of ``dt`` into the driver's, or
     None when they are the same (every scalar but date, time and duration)."""
     if issubclass(dt, (ct.FrozenType, ct.ReversedType)):
-        return value_converter(dt.subtypes[0], protocol_version, numpy_vectors)
+        base = _unwrapped(dt)
+        if base.empty_binary_ok and not dt.empty_binary_ok:
+            # the driver reads an empty value through the wrapper's class: None, not ''
+            return _empty_is_none
+        return value_converter(base, protocol_version, numpy_vectors)
     if issubclass(dt, ct.VectorType):
         if numpy_vectors and cql_type_of(dt.subtype).unwrapped().kind in _NUMERIC_VECTOR_KINDS:
             return None
-        return _list_out(value_converter(dt.subtype, protocol_version, numpy_vectors))
+        # elements are read with deserialize, never from_binary: no wrapper rule here
+        return _list_out(value_converter(_unwrapped(dt.subtype), protocol_version,
+                                         numpy_vectors))
     if issubclass(dt, ct.CompositeType):
         parts = [value_converter(s, protocol_version, numpy_vectors) for s in dt.subtypes]
         return None if all(c is None for c in parts) else _composite_out(parts)
@@ -330,7 +512,7 @@ def value_converter(dt: type[ct._CassandraType], protocol_version: int,
     if issubclass(dt, ct.ListType):
         return _list_out(value_converter(dt.subtypes[0], inner, numpy_vectors))
     if issubclass(dt, ct.SetType):
-        return _set_out(value_converter(dt.subtypes[0], inner, numpy_vectors))
+        return _set_out(dt.subtypes[0], value_converter(dt.subtypes[0], inner, numpy_vectors))
     if issubclass(dt, ct.MapType):
         return _map_out(dt.subtypes[0], value_converter(dt.subtypes[0], inner, numpy_vectors),
                         value_converter(dt.subtypes[1], inner, numpy_vectors), protocol_version)
@@ -343,8 +525,8 @@ def value_converter(dt: type[ct._CassandraType], protocol_version: int,
     return None
 
 
-def _convert_rows(rows: list[tuple[Any, ...]],
-                  convs: list[Converter | None]) -> list[tuple[Any, ...]]:
+def _convert_rows(rows: list[tuple[Any, ...]], convs: list[Converter | None],
+                  metadata: list[RowMetadata]) -> list[tuple[Any, ...]]:
     if not rows or all(c is None for c in convs):
         return rows
     # column by column: C-level transposition and one comprehension per converted column
@@ -352,7 +534,14 @@ def _convert_rows(rows: list[tuple[Any, ...]],
     columns: list[Any] = list(zip(*rows))
     for i, c in enumerate(convs):
         if c is not None:
-            columns[i] = [None if v is None else c(v) for v in columns[i]]
+            try:
+                columns[i] = [None if v is None else c(v) for v in columns[i]]
+            except Exception as exc:  # e.g. a registered UDT class refusing the values
+                # what the driver raises when building a value fails inside its decoder
+                dt = metadata[i][3]
+                raise DriverException(
+                    f'Failed decoding result column "{metadata[i][2]}" of type '
+                    f"{dt.cql_parameterized_type()}: {exc}") from exc
     return list(zip(*columns))
 
 
@@ -468,14 +657,16 @@ def input_adapter(t: CqlType) -> Converter | None:
 class _PolicyAdapter:
     """A driver ColumnEncryptionPolicy seen through cqlcodec's ColumnEncryptionPolicy protocol."""
 
-    def __init__(self, policy: ColumnEncryptionPolicy) -> None:
+    def __init__(self, policy: ColumnEncryptionPolicy, sets_as_lists: bool = False) -> None:
         self.policy = policy
+        self.sets_as_lists = sets_as_lists
 
     def contains_column(self, column: tuple[str, str, str]) -> bool:
         return bool(self.policy.contains_column(ColDesc(*column)))
 
     def column_type(self, column: tuple[str, str, str]) -> CqlType:
-        return cql_type_of(self.policy.column_type(ColDesc(*column)))
+        t = cql_type_of(self.policy.column_type(ColDesc(*column)))
+        return _sets_as_lists(t) if self.sets_as_lists else t
 
     def encrypt(self, column: tuple[str, str, str], data: bytes) -> bytes:
         return bytes(self.policy.encrypt(ColDesc(*column), data))
@@ -484,17 +675,51 @@ class _PolicyAdapter:
         return bytes(self.policy.decrypt(ColDesc(*column), data))
 
 
-_policy_adapters: dict[int, tuple[ColumnEncryptionPolicy, _PolicyAdapter]] = {}
+_policy_adapters: dict[tuple[int, bool], tuple[ColumnEncryptionPolicy, _PolicyAdapter]] = {}
 
 
-def _adapt_policy(policy: ColumnEncryptionPolicy | None) -> _PolicyAdapter | None:
+def _adapt_policy(policy: ColumnEncryptionPolicy | None,
+                  sets_as_lists: bool = False) -> _PolicyAdapter | None:
     if policy is None:
         return None
-    found = _policy_adapters.get(id(policy))
+    key = (id(policy), sets_as_lists)
+    found = _policy_adapters.get(key)
     if found is None or found[0] is not policy:
-        found = (policy, _PolicyAdapter(policy))
-        _policy_adapters[id(policy)] = found
+        found = (policy, _PolicyAdapter(policy, sets_as_lists))
+        _policy_adapters[key] = found
     return found[1]
+
+
+_wire_order_types: dict[CqlType, CqlType] = {}
+
+
+def _sets_as_lists(t: CqlType) -> CqlType:
+    """``t`` with every set read as a list: the same bytes, decoded in wire order,
+    which is the order the driver builds its SortedSet in (cached)."""
+    found = _wire_order_types.get(t)
+    if found is None:
+        subs = [_sets_as_lists(sub) for sub in t.subtypes]
+        kind = t.kind
+        if all(a is b for a, b in zip(subs, t.subtypes)) and kind != K.SET:
+            found = t
+        elif kind in (K.LIST, K.SET):
+            found = list_of(subs[0])
+        elif kind == K.MAP:
+            found = map_of(subs[0], subs[1])
+        elif kind == K.TUPLE:
+            found = tuple_of(*subs)
+        elif kind == K.UDT:
+            found = user_type(t.keyspace, t.name, list(zip(t.field_names, subs)))
+        elif kind == K.VECTOR:
+            found = vector_of(subs[0], t.dimension)
+        elif kind == K.FROZEN:
+            found = frozen(subs[0])
+        elif kind == K.REVERSED:
+            found = reversed_type(subs[0])
+        else:  # a type with components cqlcodec reads itself (no set to keep in order)
+            found = t
+        _bounded_put(_wire_order_types, _type_lock, t, found)
+    return found
 
 
 # --------------------------------------------------------------------------- options
@@ -522,20 +747,36 @@ class Options:
 # --------------------------------------------------------------------------- results
 
 class _ResultPlan:
-    """Everything reused for the rows of one prepared statement's result metadata."""
+    """Everything reused for the rows of one result metadata (a prepared statement's,
+    or the same columns and types sent inline again)."""
 
-    __slots__ = ("metadata", "protocol_version", "policy", "prepared", "converters")
+    __slots__ = ("metadata", "protocol_version", "policy", "prepared", "converters",
+                 "driver_reason", "empty_classes")
 
     def __init__(self, metadata: list[RowMetadata], protocol_version: int,
                  policy: ColumnEncryptionPolicy | None, options: Options) -> None:
         self.metadata = metadata
         self.protocol_version = protocol_version
         self.policy = policy
-        columns = [cqlcodec.ColumnSpec(ks, table, name, cql_type_of(dt))
-                   for ks, table, name, dt in metadata]
-        self.prepared = cqlcodec.Prepared(
-            [], columns, [], protocol_version, b"", None, _adapt_policy(policy))
-        self.converters = _converters(metadata, protocol_version, policy, options)
+        self.prepared: cqlcodec.Prepared | None = None
+        self.converters: list[Converter | None] = []
+        # why these rows go the driver's way whatever the message (else None)
+        self.driver_reason, self.empty_classes = _columns_route(metadata, policy)
+        if self.driver_reason is not None:
+            return
+        try:
+            # the driver's values need the sets in wire order (its SortedSet's order)
+            wire_order = not options.plain_values
+            columns = []
+            for ks, table, name, dt in metadata:
+                t = cql_type_of(dt)
+                columns.append(cqlcodec.ColumnSpec(
+                    ks, table, name, _sets_as_lists(t) if wire_order else t))
+            self.prepared = cqlcodec.Prepared(
+                [], columns, [], protocol_version, b"", None, _adapt_policy(policy, wire_order))
+            self.converters = _converters(metadata, protocol_version, policy, options)
+        except Exception as exc:  # a type cqlcodec cannot represent (nesting, ...)
+            self.driver_reason = f"cqlcodec cannot represent these columns ({exc})"
 
 
 def _converters(metadata: list[RowMetadata], protocol_version: int,
@@ -551,22 +792,54 @@ def _converters(metadata: list[RowMetadata], protocol_version: int,
     return out
 
 
-_plans: dict[tuple[int, int, Options], _ResultPlan] = {}
+_plans: dict[Any, _ResultPlan] = {}
+_inline_plans: dict[Any, _ResultPlan] = {}  # apart: per-message UDT classes churn it
 _plans_lock: Final = threading.Lock()
+
+
+def _cached_plan(cache: dict[Any, _ResultPlan], key: Any, metadata: list[RowMetadata],
+                 protocol_version: int, policy: ColumnEncryptionPolicy | None,
+                 options: Options, same_metadata: bool) -> _ResultPlan:
+    plan = cache.get(key)
+    if plan is None or plan.policy is not policy or (same_metadata
+                                                      and plan.metadata is not metadata):
+        plan = _ResultPlan(metadata, protocol_version, policy, options)
+        _bounded_put(cache, _plans_lock, key, plan)
+    return plan
 
 
 def _plan_for(metadata: list[RowMetadata], protocol_version: int,
               policy: ColumnEncryptionPolicy | None, options: Options) -> _ResultPlan:
+    """The plan of a prepared statement's result metadata (the same list every time)."""
     key = (id(metadata), protocol_version, options)
     plan = _plans.get(key)
     if plan is None or plan.metadata is not metadata or plan.policy is not policy:
-        plan = _ResultPlan(metadata, protocol_version, policy, options)
-        with _plans_lock:
-            if len(_plans) >= _CACHE_LIMIT:
-                for old in list(_plans)[: _CACHE_LIMIT // 8]:
-                    _plans.pop(old, None)
-            _plans[key] = plan
+        plan = _cached_plan(_plans, key, metadata, protocol_version, policy, options, True)
     return plan
+
+
+# parameterized classes the driver builds anew for every message it reads
+_REBUILT_CLASSES: Final = (ct.ListType, ct.SetType, ct.MapType, ct.TupleType, ct.FrozenType,
+                           ct.ReversedType, ct.VectorType)
+
+
+def _class_key(dt: type[ct._CassandraType]) -> Any:
+    """What identifies a driver type class across messages: the class itself, or for
+    the collection, tuple, vector and wrapper classes rebuilt per message, their
+    structure (UDT classes are cached by the driver and carry mapped_class)."""
+    if not issubclass(dt, _REBUILT_CLASSES) or issubclass(dt, ct.UserType):
+        return dt
+    if issubclass(dt, ct.VectorType):
+        return (ct.VectorType, _class_key(dt.subtype), dt.vector_size)
+    return (dt.__bases__[0], tuple([_class_key(sub) for sub in dt.subtypes]))
+
+
+def _inline_plan(metadata: list[RowMetadata], protocol_version: int,
+                 policy: ColumnEncryptionPolicy | None, options: Options) -> _ResultPlan:
+    """The plan of result metadata sent inline (a new list, and new classes, per message)."""
+    key = (protocol_version, options, id(policy),
+           tuple([(ks, table, name, _class_key(dt)) for ks, table, name, dt in metadata]))
+    return _cached_plan(_inline_plans, key, metadata, protocol_version, policy, options, False)
 
 
 def _result_message_class(base: type[ResultMessage], options: Options) -> type[ResultMessage]:
@@ -580,31 +853,66 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                               result_metadata: list[RowMetadata] | None,
                               column_encryption_policy: ColumnEncryptionPolicy | None) -> None:
             start = f.tell()
+            if protocol_version not in _DECODED_VERSIONS:
+                _driver_path(f"cqlcodec does not decode protocol v{protocol_version}")
+                super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
+                                          column_encryption_policy)
+                return
             # the driver parses the metadata itself: its type classes, paging state and
             # new metadata id are what its callers read from the message
             self.recv_results_metadata(f, user_type_map)
-            inline = self.column_metadata
-            # the RESULT body from its kind: recv_body has just read the kind
-            f.seek(start - 4 if start >= 4 else start)
-            body = f.read()
-            if start < 4 or body[:4] != _ROWS_KIND:
-                f.seek(start)
-                body = _ROWS_KIND + f.read()
-            if inline:
-                metadata = inline
-                result = cqlcodec.decode_rows_result(
-                    body, protocol_version, None, numpy_vectors=numpy_vectors,
-                    column_encryption_policy=_adapt_policy(column_encryption_policy))
-                convs = _converters(inline, protocol_version, column_encryption_policy, options)
+            metadata = self.column_metadata
+            if metadata:
+                plan = _inline_plan(metadata, protocol_version, column_encryption_policy,
+                                    options)
+                # the rows after a no-metadata header: cqlcodec reads them with the
+                # columns the driver has just read
+                rows_at = f.tell()
+                with f.getbuffer() as view:
+                    body = b"".join((_ROWS_KIND, _NO_METADATA.pack(0x0004, len(metadata)),
+                                     view[rows_at:]))
+                shift = rows_at - start - 8
             else:
                 metadata = result_metadata or []
                 plan = _plan_for(metadata, protocol_version, column_encryption_policy, options)
-                result = cqlcodec.decode_rows_result(body, protocol_version, plan.prepared,
+                # the RESULT body from its kind: recv_body has just read the kind
+                f.seek(start - 4)
+                body = f.read()
+                shift = 0
+            prepared = plan.prepared
+            if prepared is None or (plan.empty_classes
+                                    and any(map(_support_empty, plan.empty_classes))):
+                self._read_with_driver(plan, f, start, protocol_version, user_type_map,
+                                       result_metadata, column_encryption_policy)
+                return
+            try:
+                result = cqlcodec.decode_rows_result(body, protocol_version, prepared,
                                                      numpy_vectors=numpy_vectors)
-                convs = plan.converters
+            except DecodeError as exc:
+                raise _driver_decode_error(exc, shift) from exc
+            except CodecError as exc:  # not malformed input: a limit of cqlcodec's
+                _driver_path(f"{type(exc).__name__}: {exc}", type(exc).__name__)
+                f.seek(start)
+                super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
+                                          column_encryption_policy)
+                return
+            f.seek(0, io.SEEK_END)
             self.column_names = [c[2] for c in metadata]
             self.column_types = [c[3] for c in metadata]
-            self.parsed_rows = _convert_rows(result.rows, convs)
+            self.parsed_rows = _convert_rows(result.rows, plan.converters, metadata)
+
+        def _read_with_driver(self, plan: _ResultPlan, f: io.BytesIO, start: int,
+                              *args: Any) -> None:
+            """The rows read by the driver's own code, and why (logged once)."""
+            reason = plan.driver_reason
+            if reason is not None:
+                _driver_path(reason)
+            else:
+                reason = _empty_values_reason(plan.empty_classes) or ""
+                _log_once(reason, f"cqlcodec.driver: {reason}; results with such columns "
+                                  "are read by the driver's own code", logging.INFO)
+            f.seek(start)
+            super().recv_results_rows(f, *args)
 
     CqlcodecResultMessage.__name__ = CqlcodecResultMessage.__qualname__ = (
         "CqlcodecResultMessage")
@@ -630,25 +938,46 @@ def _handler_class(base: type[_ProtocolHandler], options: Options) -> type[_Prot
 
 class _BindPlan:
     __slots__ = ("column_metadata", "protocol_version", "policy", "prepared", "adapters",
-                 "by_name", "routing")
+                 "by_name", "routing", "driver_reason")
 
     def __init__(self, ps: PreparedStatement) -> None:
         self.column_metadata = ps.column_metadata
         self.protocol_version = ps.protocol_version
         self.policy = ps.column_encryption_policy
         self.routing = ps.routing_key_indexes
+        self.prepared: cqlcodec.Prepared | None = None
+        self.adapters: list[Converter | None] | None = None
+        self.by_name: dict[str, Converter] = {}
         cols = ps.column_metadata or []
-        types = [cql_type_of(c.type) for c in cols]
-        self.prepared = cqlcodec.Prepared(
-            [cqlcodec.ColumnSpec(c.keyspace_name, c.table_name, c.name, t)
-             for c, t in zip(cols, types)],
-            [], list(ps.routing_key_indexes or []), ps.protocol_version, ps.query_id,
-            ps.result_metadata_id, _adapt_policy(self.policy))
+        # why the statement binds the driver's way (else None): a protocol version or
+        # a column type cqlcodec does not encode as the driver does
+        self.driver_reason: str | None = None
+        if ps.protocol_version not in _DECODED_VERSIONS:
+            self.driver_reason = f"cqlcodec does not encode protocol v{ps.protocol_version}"
+        policy = self.policy
+        for c in cols:
+            dt = c.type
+            where = ColDesc(c.keyspace_name, c.table_name, c.name)
+            if policy is not None and policy.contains_column(where):
+                dt = policy.column_type(where)
+            if self.driver_reason is None:
+                self.driver_reason = _type_route(dt)[0]
+        if self.driver_reason is not None:
+            return
+        try:
+            types = [cql_type_of(c.type) for c in cols]
+            self.prepared = cqlcodec.Prepared(
+                [cqlcodec.ColumnSpec(c.keyspace_name, c.table_name, c.name, t)
+                 for c, t in zip(cols, types)],
+                [], list(ps.routing_key_indexes or []), ps.protocol_version, ps.query_id,
+                ps.result_metadata_id, _adapt_policy(self.policy))
+        except Exception as exc:  # a type cqlcodec cannot represent (nesting, ...)
+            self.driver_reason = f"cqlcodec cannot represent these columns ({exc})"
+            return
         adapters = [input_adapter(t) for t in types]
-        self.adapters: list[Converter | None] | None = (
-            None if all(a is None for a in adapters) else adapters)
-        self.by_name: dict[str, Converter] = {
-            c.name: a for c, a in zip(cols, adapters) if a is not None}
+        if any(a is not None for a in adapters):
+            self.adapters = adapters
+        self.by_name = {c.name: a for c, a in zip(cols, adapters) if a is not None}
 
 
 def _bind_plan(ps: PreparedStatement) -> _BindPlan:
@@ -676,8 +1005,10 @@ def _adapt_values(values: Any, plan: _BindPlan) -> Any:
                     v = a(v)
             out_map[k] = v
         return out_map
-    if isinstance(values, (str, bytes)):
-        return values  # cqlcodec refuses these with a clear error, as the driver would fail
+    # anything else is a sequence to the driver, as long as it has a length: a str is
+    # a sequence of one-character values, bytes one of ints (a generator fails on len)
+    if type(values) is not list and type(values) is not tuple:
+        len(values)
     out: list[Any] = list(values)
     adapters = plan.adapters
     for i, v in enumerate(out):
@@ -694,12 +1025,22 @@ class CqlcodecBoundStatement(BoundStatement):
     """A BoundStatement whose :meth:`bind` encodes with cqlcodec."""
 
     def bind(self, values: Sequence[Any] | Mapping[str, Any] | None) -> BoundStatement:
-        """Encode ``values`` (a sequence, or a mapping by column name) with cqlcodec."""
+        """Encode ``values`` (a sequence, or a mapping by column name) with cqlcodec.
+
+        Values cqlcodec refuses go through the driver's own ``bind``, which either
+        accepts them as it always has or raises its own exception (with cqlcodec's
+        error as the context)."""
         ps = self.prepared_statement
         plan = _bind_plan(ps)
+        if plan.prepared is None:
+            _driver_path(plan.driver_reason or "")
+            return BoundStatement.bind(self, values)
         if values is None:
             values = ()
-        bound = plan.prepared.bind(_adapt_values(values, plan))
+        try:
+            bound = plan.prepared.bind(_adapt_values(values, plan))
+        except Exception:
+            return BoundStatement.bind(self, values)
         encoded: list[Any] = list(bound.values)
         if cqlcodec.UNSET in encoded:
             encoded = [UNSET_VALUE if v is cqlcodec.UNSET else v for v in encoded]
@@ -738,6 +1079,34 @@ def install(target: Cluster | Session, *, plain_values: bool = False,
     value classes; ``numpy_vectors`` returns numeric vectors as numpy arrays.
     Calling it again changes the options. Raises :class:`UnsupportedDriverError`
     for a driver version cqlcodec.driver does not know.
+
+    Statements the cluster already prepared are switched too, and so is any plain
+    ``PreparedStatement`` executed through an installed session: binding belongs to
+    the statement (the driver does not record which session prepared it), so
+    ``install(session)`` switches every statement of that session's cluster.
+
+    Deliberate differences from the driver alone (README.md, "Differences from the
+    driver", has them all):
+
+    * a timestamp outside ``datetime``'s years 1-9999 reads as its int milliseconds,
+      at any nesting level, where the driver raises ``DriverException`` for the whole
+      result and drops the connection with every request in flight on it: a value the
+      application can handle is never worse than that, and written back, the int binds
+      as the same timestamp through cqlcodec and through the driver. It is the value
+      with ``plain_values`` too: the driver has no class for such timestamps to return
+      instead (as it has ``util.Date`` for dates outside ``datetime``'s range);
+    * timestamps far from 1970 read as their exact milliseconds (cassandra-driver goes
+      through a float);
+    * malformed rows fail with :class:`DriverDecodeError` also where some build of the
+      driver reads them without complaint (trailing bytes, a cell length below -2, an
+      over-long fixed-width value, ...) or fails with ``EOFError``/``struct.error``
+      (a truncated body);
+    * an empty element of a vector reads as None, where the driver fails unless the
+      elements are strings;
+    * a mapping that is not a ``dict`` binds by column name (the driver binds its keys);
+      an iterable without a length binds to a list, set or vector column;
+    * results read by the driver's own code (see the module documentation) carry the
+      driver's values even with ``plain_values`` or ``numpy_vectors``.
     """
     _check_driver()
     if numpy_vectors:
@@ -771,6 +1140,22 @@ def _install_cluster(cluster: Cluster, options: Options) -> None:
         cluster.__dict__["connect"] = connect_with_cqlcodec
     for session in list(cluster.sessions):
         _install_session(session, options)
+    _switch_prepared(cluster)
+
+
+def _switch_prepared(cluster: Cluster) -> None:
+    """Statements the cluster prepared before install bind with cqlcodec from now on.
+
+    The cluster holds its prepared statements (by query id, for re-preparing); a
+    statement does not record which session prepared it, so all are switched."""
+    registry = getattr(cluster, "_prepared_statements", None)
+    if registry is None:
+        return
+    with cluster._prepared_statement_lock:
+        statements = list(registry.values())
+    for ps in statements:
+        if type(ps) is PreparedStatement:
+            ps.__class__ = CqlcodecPreparedStatement
 
 
 def _install_session(session: Session, options: Options) -> None:
@@ -792,3 +1177,13 @@ def _install_session(session: Session, options: Options) -> None:
             return ps
         prepare_with_cqlcodec.__doc__ = prepare.__doc__
         session.__dict__["prepare"] = prepare_with_cqlcodec
+        # a statement executed here that the cluster no longer holds (prepared again
+        # since, or built by hand) binds with cqlcodec too
+        create = session._create_response_future
+
+        def create_with_cqlcodec(query: Any, *args: Any, **kwargs: Any) -> Any:
+            if type(query) is PreparedStatement:
+                query.__class__ = CqlcodecPreparedStatement
+            return create(query, *args, **kwargs)
+        session.__dict__["_create_response_future"] = create_with_cqlcodec
+        _switch_prepared(session.cluster)

@@ -19,3 +19,6 @@ class ProtocolVersion:
     V3: int
     V4: int
     V5: int
+    V6: int
+    SUPPORTED_VERSIONS: tuple[int, ...]
+    BETA_VERSIONS: tuple[int, ...]

@@ -12,6 +12,8 @@ class Cluster:
     port: int
     column_encryption_policy: ColumnEncryptionPolicy | None
     sessions: Any
+    _prepared_statements: Any  # WeakValueDictionary of query id -> PreparedStatement
+    _prepared_statement_lock: Any
     def __init__(self, contact_points: Sequence[str] = ..., port: int = 9042,
                  compression: bool = True, auth_provider: Any = None,
                  load_balancing_policy: LoadBalancingPolicy | None = None,
@@ -30,6 +32,7 @@ class Cluster:
     def connect(self, keyspace: str | None = None, wait_for_all_pools: bool = False) -> Session: ...
     def shutdown(self) -> None: ...
     def register_user_type(self, keyspace: str, user_type: str, klass: type) -> None: ...
+    def add_prepared(self, query_id: bytes, prepared_statement: PreparedStatement) -> None: ...
 
 class ResultSet:
     column_names: list[str] | None
@@ -56,6 +59,7 @@ class Session:
     default_fetch_size: int | None
     default_timeout: float
     client_protocol_handler: type[_ProtocolHandler]
+    _create_response_future: Any
     def execute(self, query: str | Statement | PreparedStatement,
                 parameters: Sequence[Any] | Mapping[str, Any] | None = None,
                 timeout: float = ..., trace: bool = False, custom_payload: Any = None,

@@ -8,6 +8,8 @@ class _CassandraType:
     cassname: ClassVar[str]
     subtypes: ClassVar[tuple[type[_CassandraType], ...]]
     fieldnames: ClassVar[Any]
+    empty_binary_ok: ClassVar[bool]
+    support_empty_values: ClassVar[bool]
     @classmethod
     def from_binary(cls, byts: bytes | None, protocol_version: int) -> Any: ...
     @classmethod
@@ -24,6 +26,10 @@ class _CassandraType:
     def apply_parameters(cls, subtypes: Any, names: Any = None) -> type[_CassandraType]: ...
 
 CassandraType = _CassandraType
+
+class EmptyValue: ...
+
+EMPTY: EmptyValue
 
 class _UnrecognizedType(_CassandraType): ...
 class _ParameterizedType(_CassandraType): ...

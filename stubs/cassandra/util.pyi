@@ -46,3 +46,8 @@ class Duration:
     days: int
     nanoseconds: int
     def __init__(self, months: int = 0, days: int = 0, nanoseconds: int = 0) -> None: ...
+
+class Point:
+    x: float
+    y: float
+    def __init__(self, x: float = ..., y: float = ...) -> None: ...
