@@ -300,9 +300,12 @@ def _compute_route(dt: type[ct._CassandraType]) -> TypeRoute:
         inner = [(s, True) for s in dt.subtypes]
     else:
         t = cql_type_of(dt)
-        if t.kind == K.CUSTOM and not issubclass(dt, ct._UnrecognizedType):
-            # the driver has its own class for this custom type (CompositeType, the
-            # geometry types, DateRangeType, a class the application registered...)
+        if (t.kind == K.CUSTOM and not issubclass(dt, ct._UnrecognizedType)
+                and not issubclass(dt, ct.DynamicCompositeType)):
+            # the driver has its own class for this custom type (the geometry types,
+            # DateRangeType, a class the application registered...). Not for
+            # DynamicCompositeType: both driver builds fail on its valid values, so
+            # cqlcodec's raw bytes are never worse.
             return (f"type {_driver_type_name(dt)} is not one cqlcodec decodes", ())
         inner = [(s, True) for s in dt.subtypes]
     empties: dict[type[ct._CassandraType], None] = {}
