@@ -29,6 +29,14 @@ INTERPRETED = {
     "numpy_support",
     "driver",
     "containers",
+    # the package entry point of the columnar subpackage
+    "columnar.__init__",
+    # public ColumnBatch/Column: per-call glue (capsule dunders, pandas/polars); no per-cell work
+    "columnar.batch",
+    # Arrow C data interface through ctypes (callbacks, structs): stdlib glue, not hot
+    "columnar.arrow",
+    # numpy views of finished buffers: imports numpy
+    "columnar.numpy_conv",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 
@@ -37,11 +45,17 @@ def compiling() -> bool:
     return os.environ.get("CQLCODEC_COMPILE", "1").strip() not in ("0", "false", "no", "")
 
 
+def module_key(path: Path) -> str:
+    """``columnar.walk`` for ``cqlcodec/columnar/walk.py`` (the keys of INTERPRETED)."""
+    return ".".join(path.relative_to(HERE / PACKAGE).with_suffix("").parts)
+
+
 def compiled_sources() -> list[str]:
+    """Every module of the package and its subpackages, except those in INTERPRETED."""
     return sorted(
-        f"{PACKAGE}/{p.name}"
-        for p in (HERE / PACKAGE).glob("*.py")
-        if p.stem not in INTERPRETED
+        p.relative_to(HERE).as_posix()
+        for p in (HERE / PACKAGE).rglob("*.py")
+        if module_key(p) not in INTERPRETED
     )
 
 

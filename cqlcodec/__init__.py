@@ -142,6 +142,12 @@ __all__ += [
 ]
 # --- end hot path ---
 
+# --- columnar results ---
+from cqlcodec.columnar import Column, ColumnBatch, decode_columns
+
+__all__ += ["Column", "ColumnBatch", "decode_columns"]
+# --- end columnar results ---
+
 
 def _compiled() -> bool:
     """True when the core modules were loaded from mypyc-built extension modules."""
