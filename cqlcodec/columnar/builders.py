@@ -528,7 +528,8 @@ def _binary_format(mode: int, large: bool) -> str:
 
 class VarintNode(BinaryNode):
     """varint: int64 when every value of the page fits, else decimal128(38, 0) when every
-    value has at most 38 digits, else its decimal text (utf8)."""
+    value has at most 38 digits, else binary: the big-endian two's complement bytes as on
+    the wire (exact, and free of int-to-text limits)."""
 
     def __init__(self, t: CqlType, large: bool, codec: Codec) -> None:
         super().__init__(t, BIN_RAW, large, codec)
@@ -544,6 +545,9 @@ class VarintNode(BinaryNode):
 
     def finish_data(self) -> None:
         super().finish_data()
+        if self.widest > 17:  # more than 38 digits
+            self.fmt = "Z" if self.large else "z"
+            return
         ints: list[int] = []
         for i in range(self.length):
             ints.append(self.int_at(i))
@@ -558,8 +562,7 @@ class VarintNode(BinaryNode):
             self.fmt = "d:38,0"
             self.converted = _dec128(ints)
             return
-        self.fmt = "U" if self.large else "u"
-        self.text_form([str(Decimal(v)) for v in ints])
+        self.fmt = "Z" if self.large else "z"
 
     def int_at(self, i: i64) -> int:
         start = self.items[i]
@@ -592,6 +595,8 @@ class VarintNode(BinaryNode):
         fmt = self.fmt
         if fmt == "u" or fmt == "U":
             return [self.text_offs, self.text_data]
+        if fmt == "z" or fmt == "Z":
+            return [self.offs, self.blob]
         return [self.converted]
 
     def py_value(self, i: i64, hashable: bool) -> object:

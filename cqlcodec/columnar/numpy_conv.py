@@ -24,8 +24,11 @@ _DTYPES: Final[dict[int, str]] = {
 
 
 def typed(node: Node) -> Any:
-    """The values of ``node`` as a typed (read-only, zero-copy) array, or None."""
+    """The values of ``node`` as a typed array (a read-only view of the buffer except for
+    dates, widened from int32 days), or None."""
     if isinstance(node, FixedNode):
+        if node.kind == K.DATE:  # int32 days: datetime64[D] is 64-bit
+            return np.frombuffer(node.values, np.int32).astype("datetime64[D]")
         return np.frombuffer(node.values, _DTYPES[node.kind])
     if isinstance(node, BoolNode):
         return np.frombuffer(node.flags, np.bool_)
