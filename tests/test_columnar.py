@@ -17,15 +17,15 @@ import uuid
 from typing import Any
 
 import pytest
+from fuzz import bodies as B
+from fuzz.mutate import mutate
+from hotwire import NO_METADATA, NOT_SET, rows_body
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cqlcodec
 from cqlcodec import ColumnSpec, Prepared, parse_type
 from cqlcodec.columnar import arrow as arrow_export
-from fuzz import bodies as B
-from fuzz.mutate import mutate
-from hotwire import NOT_SET, NO_METADATA, rows_body
 
 # one value of every CQL type (and nested ones), with the Arrow type each maps to
 CASES: list[tuple[str, object, str]] = [
@@ -111,6 +111,8 @@ def assert_like_rows(body: bytes, pv: int, prepared: Prepared | None = None) -> 
     expected_error: str | None = None
     try:
         expected = cqlcodec.decode_result(body, pv, prepared)
+        if not isinstance(expected, cqlcodec.RowsResult):  # a mutated kind word
+            expected_error = f"expected a RESULT of kind Rows (2), got kind {expected.kind}"
     except cqlcodec.DecodeError as exc:
         expected_error = str(exc)
     try:
@@ -309,10 +311,12 @@ def test_polars_and_duckdb_read_a_batch() -> None:
     duckdb = pytest.importorskip("duckdb")
     cols = [col("i", "int"), col("s", "text"), col("v", "vector<float, 2>"),
             col("d", "duration"), col("u", "uuid")]
-    rows: list[list[bytes | None | int]] = [
-        [struct.pack(">i", k), f"s{k}".encode(), struct.pack(">2f", k, -k),
-         parse_type("duration").serialize(cqlcodec.Duration(0, k, 5)), uuid.uuid4().bytes]
-        for k in range(4)] + [[None] * 5]
+    rows: list[list[bytes | None | int]] = []
+    for k in range(4):
+        rows.append([struct.pack(">i", k), f"s{k}".encode(), struct.pack(">2f", k, -k),
+                     parse_type("duration").serialize(cqlcodec.Duration(0, k, 5)),
+                     uuid.uuid4().bytes])
+    rows.append([None] * 5)
     batch = cqlcodec.decode_columns(rows_body(cols, rows), 4)
     df = batch.to_polars()
     assert df.shape == (5, 5)

@@ -21,8 +21,9 @@ import ctypes
 import itertools
 import struct
 import threading
-from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int64, c_void_p
-from typing import Any, Final, Sequence
+from collections.abc import Sequence
+from ctypes import CFUNCTYPE, Structure, c_char_p, c_int, c_int64, c_void_p
+from typing import Any, Final
 
 from cqlcodec import _kinds as K
 from cqlcodec.columnar.builders import DurationNode, ListNode, Node

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from cqlcodec._encryption import ColumnEncryptionPolicy
 from cqlcodec._metadata import HAS_MORE_PAGES, ColumnSpec, Prepared
@@ -12,9 +13,6 @@ from cqlcodec.columnar.builders import Node, column_pylist
 from cqlcodec.columnar.walk import Page, decode_page
 from cqlcodec.errors import DecodeError
 from cqlcodec.values import UNSET
-
-if TYPE_CHECKING:
-    import numpy
 
 
 def decode_columns(body: bytes | bytearray | memoryview, protocol_version: int,
@@ -42,7 +40,7 @@ class Column:
     ``__arrow_c_array__``) gives the Arrow array without any Arrow library.
     """
 
-    __slots__ = ("_spec", "_node", "_unset")
+    __slots__ = ("_node", "_spec", "_unset")
 
     def __init__(self, spec: ColumnSpec, node: Node, unset: list[int]) -> None:
         self._spec = spec
@@ -90,7 +88,7 @@ class Column:
                               f"{exc}", self.cql_type.cql_name, exc.offset, self.name)
             raise err from exc
 
-    def to_numpy(self) -> numpy.ndarray[Any, Any]:
+    def to_numpy(self) -> Any:
         """numpy form: numeric, boolean and temporal columns as typed arrays
         (``datetime64[ms]`` timestamps, ``datetime64[D]`` dates, ``timedelta64[ns]``
         times), numeric vectors as 2-D ``(rows, n)`` arrays, a ``numpy.ma.MaskedArray``
@@ -98,8 +96,7 @@ class Column:
         Typed arrays are read-only views of the column's buffers."""
         from cqlcodec.columnar.numpy_conv import to_numpy
 
-        result: numpy.ndarray[Any, Any] = to_numpy(self._node, self.to_pylist)
-        return result
+        return to_numpy(self._node, self.to_pylist)
 
     def __arrow_c_schema__(self) -> object:
         """Arrow PyCapsule interface: the column's field as an ``arrow_schema`` capsule."""

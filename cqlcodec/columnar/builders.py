@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import sys
 from array import array
-from decimal import Decimal
 from typing import Any, Final
 
 from mypy_extensions import i64
@@ -41,8 +40,15 @@ from cqlcodec._collections import (
     truncated,
 )
 from cqlcodec._numeric import read_varint
-from cqlcodec._rt import BytesWriter, read_i16_be, read_i32_be, read_i64_be, write_i32_be
-from cqlcodec._rt import write_i16_be, write_i64_be
+from cqlcodec._rt import (
+    BytesWriter,
+    read_i16_be,
+    read_i32_be,
+    read_i64_be,
+    write_i16_be,
+    write_i32_be,
+    write_i64_be,
+)
 from cqlcodec._temporal import date_from_days, datetime_from_ms
 from cqlcodec._types import CqlType
 from cqlcodec._uuids import make_uuid
@@ -114,7 +120,9 @@ class Node:
         raise NotImplementedError
 
     def append_null(self) -> None:
-        """Append a null slot."""
+        """Append a null slot (validity bytes are kept from the first null on)."""
+        if self.nulls == 0 and self.length > 0:
+            self.valid.write(b"\x01" * self.length)
         self.valid.append(0)
         self.nulls += 1
         self.length += 1
@@ -125,7 +133,8 @@ class Node:
         raise NotImplementedError
 
     def ok(self) -> None:
-        self.valid.append(1)
+        if self.nulls > 0:
+            self.valid.append(1)
         self.length += 1
 
     def finish(self) -> None:
@@ -224,7 +233,8 @@ class FixedNode(Node):
     def append_run(self, buf: bytes, pos: i64, count: i64) -> None:
         """Append ``count`` non-null values stored back to back (a fixed-layout vector)."""
         self.data.write(buf[pos: pos + count * self.width])
-        self.valid.write(b"\x01" * count)
+        if self.nulls > 0:
+            self.valid.write(b"\x01" * count)
         self.length += count
 
     def placeholder(self) -> None:
@@ -485,7 +495,6 @@ class BinaryNode(Node):
         self.offsets = BytesWriter()
         self.blob = blob
         self.offs = offs
-        self.items = array(_typecode(8 if self.large else 4, False), offs).tolist()
         if self.mode == BIN_TEXT:
             self.check_utf8()
         elif self.mode == BIN_ASCII and not blob.isascii():
@@ -501,12 +510,18 @@ class BinaryNode(Node):
             raise malformed("text", exc.start, f"invalid UTF-8 ({exc.reason})") from None
         if len(self.text) == len(blob):
             return  # all ASCII
-        items = self.items
+        items = self.offsets_list()
         for i in range(self.length):
             start = items[i]
             if start < items[i + 1] and (blob[start] & 0xC0) == 0x80:
                 raise malformed("text", start, "invalid UTF-8 (a value starts inside a "
                                                "multi-byte sequence)")
+
+    def offsets_list(self) -> list[int]:
+        """The offsets as ints (made on first use: to_pylist and checks only)."""
+        if len(self.items) != self.length + 1:
+            self.items = array(_typecode(8 if self.large else 4, False), self.offs).tolist()
+        return self.items
 
     def buffers(self) -> list[bytes | None]:
         return [self.offs, self.blob]
@@ -514,7 +529,8 @@ class BinaryNode(Node):
     def py_value(self, i: i64, hashable: bool) -> object:
         if not self.is_valid(i):
             return None
-        part = self.blob[self.items[i]: self.items[i + 1]]
+        items = self.offsets_list()
+        part = self.blob[items[i]: items[i + 1]]
         if self.mode == BIN_BLOB or self.mode == BIN_RAW:
             return part
         return part.decode("utf-8")
@@ -565,8 +581,9 @@ class VarintNode(BinaryNode):
         self.fmt = "Z" if self.large else "z"
 
     def int_at(self, i: i64) -> int:
-        start = self.items[i]
-        n = self.items[i + 1] - start
+        items = self.offsets_list()
+        start = items[i]
+        n = items[i + 1] - start
         if n == 0:
             return 0
         return read_varint(self.blob, start, n)
@@ -602,7 +619,8 @@ class VarintNode(BinaryNode):
     def py_value(self, i: i64, hashable: bool) -> object:
         if not self.is_valid(i):
             return None
-        return self.codec.decode(self.blob, self.items[i], self.items[i + 1] - self.items[i])
+        items = self.offsets_list()
+        return self.codec.decode(self.blob, items[i], items[i + 1] - items[i])
 
 
 def _dec128(ints: list[int]) -> bytes:
@@ -641,9 +659,10 @@ class DecimalNode(VarintNode):
         scale = self.scale
         if self.one_scale and 0 <= scale <= 38 and self.widest <= 20:
             ints: list[int] = []
+            items = self.offsets_list()
             for i in range(self.length):
-                start = self.items[i]
-                n = self.items[i + 1] - start
+                start = items[i]
+                n = items[i + 1] - start
                 ints.append(read_varint(self.blob, start + 4, n - 4) if n > 0 else 0)
             if all([-_DEC128_LIMIT < v < _DEC128_LIMIT for v in ints]):
                 self.fmt = f"d:38,{scale}" if scale >= 0 else "d:38,0"
@@ -739,8 +758,6 @@ class ListNode(Node):
         code = _typecode(8 if self.large else 4, False)
         self.offs = native(self.offsets.getvalue(), code)
         self.offsets = BytesWriter()
-        self.bounds = array(code, self.offs).tolist()
-        self.at = array("q", native(self.starts.getvalue(), "q")).tolist()
         if self.kind == K.MAP and self.null_key:
             self.fmt = "+l"  # Arrow map keys cannot be null: a list of key/value structs
 
@@ -753,6 +770,9 @@ class ListNode(Node):
     def py_value(self, i: i64, hashable: bool) -> object:
         if not self.is_valid(i):
             return None
+        if len(self.bounds) != self.length + 1:  # made on first use
+            self.bounds = array(_typecode(8 if self.large else 4, False), self.offs).tolist()
+            self.at = array("q", native(self.starts.getvalue(), "q")).tolist()
         lo = self.bounds[i]
         hi = self.bounds[i + 1]
         first = self.items[0]
