@@ -35,6 +35,10 @@ INTERPRETED: dict[str, str] = {
     "protocol.__init__": "package docstring only",
     "runtime.__init__": "package docstring only",
     "types.__init__": "package docstring only",
+    "columnar.__init__": "package docstring and re-exports only",
+    "columnar.batch": "ColumnBatch/Column: per-call glue (capsule dunders, pandas/polars), nothing per cell",
+    "columnar.arrow": "the Arrow C data interface through ctypes (structs, callbacks): per column, not per cell",
+    "columnar.numpy_conv": "numpy views of finished buffers: calls numpy",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("containers",),
     ("codecs",),
     ("protocol",),
+    ("columnar",),
     ("__init__", "driver", "__main__"),
 ]
 
