@@ -781,3 +781,11 @@ def _install_session(session: Session, options: Options) -> None:
             return ps
         prepare_with_cqlcodec.__doc__ = prepare.__doc__
         session.__dict__["prepare"] = prepare_with_cqlcodec
+
+
+# columnar IO (whole queries into columns, columns into tables) lives beside this module
+from cqlcodec import driver_columns as _columns  # noqa: E402
+from cqlcodec.driver_columns import ColumnPages as ColumnPages  # noqa: E402
+from cqlcodec.driver_columns import execute_columns as execute_columns  # noqa: E402
+
+_columns.register_driver_glue(lambda ps: _bind_plan(ps).prepared, _adapt_policy)
