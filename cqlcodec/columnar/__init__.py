@@ -9,3 +9,6 @@ PyCapsule interface, without pyarrow.
 from cqlcodec.columnar.batch import Column, ColumnBatch, decode_columns
 
 __all__ = ["Column", "ColumnBatch", "decode_columns"]
+
+# binding rows from columns: importing the module registers Prepared.bind_columnar
+from cqlcodec.columnar.bind import bind_columnar as bind_columnar  # noqa: E402
