@@ -785,7 +785,10 @@ def _install_session(session: Session, options: Options) -> None:
 
 # columnar IO (whole queries into columns, columns into tables) lives beside this module
 from cqlcodec import driver_columns as _columns  # noqa: E402
-from cqlcodec.driver_columns import ColumnPages as ColumnPages  # noqa: E402
-from cqlcodec.driver_columns import execute_columns as execute_columns  # noqa: E402
 
 _columns.register_driver_glue(lambda ps: _bind_plan(ps).prepared, _adapt_policy)
+execute_columns = _columns.execute_columns
+insert_columns = _columns.insert_columns
+ColumnPages = _columns.ColumnPages
+InsertResult = _columns.InsertResult
+InsertError = _columns.InsertError

@@ -29,17 +29,29 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResponseFuture, Session
+from cassandra.concurrent import execute_concurrent
 from cassandra.protocol import ResultMessage, _ProtocolHandler
-from cassandra.query import PreparedStatement, Statement
+from cassandra.query import (
+    UNSET_VALUE,
+    BatchStatement,
+    BatchType,
+    BoundStatement,
+    PreparedStatement,
+    Statement,
+)
 
+from cqlcodec import kinds as K
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
 from cqlcodec.columnar.batch import ColumnBatch, decode_columns
+from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import read_rows_metadata
-from cqlcodec.protocol.prepared import Prepared
+from cqlcodec.protocol.prepared import Bound, Prepared
+from cqlcodec.values import UNSET
 
-__all__ = ["ColumnPages", "execute_columns"]
+__all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "execute_columns",
+           "insert_columns"]
 
 _I32: Final = struct.Struct(">i")
 _ROWS_KIND: Final = 2
@@ -294,3 +306,178 @@ def execute_columns(session: Session, statement: str | Statement | PreparedState
     session._on_request(future)
     future.send_request()
     return ColumnPages(future, fetch_size, limit)
+
+
+# --------------------------------------------------------------------------- writing
+
+class InsertFailure:
+    """One row that was not written: its index in the columns and the error."""
+
+    __slots__ = ("row", "error")
+
+    def __init__(self, row: int, error: BaseException) -> None:
+        self.row = row
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"InsertFailure(row={self.row}, error={self.error!r})"
+
+
+class InsertResult:
+    """What :func:`insert_columns` did: ``rows`` given, ``requests`` sent (statements or
+    batches) and the ``failures`` (one :class:`InsertFailure` per row not written)."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.requests = 0
+        self.failures: list[InsertFailure] = []
+
+    @property
+    def written(self) -> int:
+        """Rows the server acknowledged."""
+        return self.rows - len(self.failures)
+
+    def __repr__(self) -> str:
+        return (f"InsertResult(rows={self.rows}, requests={self.requests}, "
+                f"failures={len(self.failures)})")
+
+
+class InsertError(CodecError):
+    """Some rows of :func:`insert_columns` failed; ``result`` holds every failure (the other
+    rows were written)."""
+
+    def __init__(self, result: InsertResult) -> None:
+        first = result.failures[:3]
+        shown = "; ".join(f"row {f.row}: {type(f.error).__name__}: {f.error}" for f in first)
+        more = f" (and {len(result.failures) - len(first)} more)" if len(result.failures) > 3 else ""
+        super().__init__(f"{len(result.failures)} of {result.rows} rows were not written: "
+                         f"{shown}{more}")
+        self.result = result
+
+
+def _prepared_of(ps: PreparedStatement) -> Prepared:
+    if _Glue.prepared_of is None:
+        raise CodecError("import cqlcodec.driver to insert columns")
+    return _Glue.prepared_of(ps)
+
+
+def _driver_statement(ps: PreparedStatement, bound: Bound) -> BoundStatement:
+    values: list[Any] = list(bound.values)
+    if UNSET in values:
+        values = [UNSET_VALUE if v is UNSET else v for v in values]
+    stmt = BoundStatement(ps, routing_key=bound.routing_key)
+    stmt.values = values
+    return stmt
+
+
+def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
+              group: Callable[[BoundStatement], object] | None,
+              batch_bytes: int, batch_type: Any, failures: list[InsertFailure]
+              ) -> tuple[list[Statement], list[list[int]]]:
+    """The statements (or batches of the rows ``group`` puts together) for rows
+    ``first_row``..., and the rows each one writes. A row without a routing key (a null
+    partition-key value) is a failure, never sent."""
+    statements: list[Statement] = []
+    rows_of: list[list[int]] = []
+    groups: dict[object, list[tuple[int, BoundStatement, int]]] = {}
+    for i, b in enumerate(bound):
+        row = first_row + i
+        try:
+            stmt = _driver_statement(ps, b)
+        except CodecError as exc:
+            failures.append(InsertFailure(row, exc))
+            continue
+        if group is None:
+            statements.append(stmt)
+            rows_of.append([row])
+            continue
+        size = sum([len(v) for v in b.values if isinstance(v, bytes)])
+        groups.setdefault(group(stmt), []).append((row, stmt, size))
+    for members in groups.values():
+        start = 0
+        while start < len(members):
+            batch = BatchStatement(batch_type=batch_type, consistency_level=ps.consistency_level)
+            rows: list[int] = []
+            used = 0
+            while start < len(members) and (not rows or used + members[start][2] <= batch_bytes):
+                row, stmt, size = members[start]
+                batch.add(stmt)
+                rows.append(row)
+                used += size
+                start += 1
+            statements.append(batch)
+            rows_of.append(rows)
+    return statements, rows_of
+
+
+def _replicas_of(session: Session) -> Callable[[BoundStatement], object]:
+    metadata = session.cluster.metadata
+
+    def replicas(stmt: BoundStatement) -> object:
+        hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
+        return tuple(sorted([str(h.endpoint) for h in hosts]))
+    return replicas
+
+
+def _routing_key_of(stmt: BoundStatement) -> object:
+    return stmt.routing_key
+
+
+def insert_columns(session: Session, prepared_statement: PreparedStatement, columns: object, *,
+                   concurrency: int = 64, batch_by_partition: bool = False,
+                   batch_by_replica: bool = False,
+                   batch_bytes: int = 5 * 1024, chunk_rows: int = 4096,
+                   raise_on_error: bool = True,
+                   execution_profile: object = EXEC_PROFILE_DEFAULT) -> InsertResult:
+    """Write every row of ``columns`` with ``prepared_statement`` (an INSERT or UPDATE
+    prepared on ``session``) and return an :class:`InsertResult`.
+
+    ``columns`` is what :meth:`cqlcodec.Prepared.bind_columnar` takes (a mapping of bind
+    column name to numpy array, 2-D array for vectors, pyarrow/polars/pandas column or
+    sequence, or a table). Rows are bound ``chunk_rows`` at a time and sent with the
+    driver's ``execute_concurrent``, at most ``concurrency`` requests in flight.
+    ``batch_by_partition=True`` sends the rows of one partition (same routing key) of a
+    chunk together as UNLOGGED batches (COUNTER batches for counter updates) of at most
+    ``batch_bytes`` of values (Cassandra warns above 5 KiB by default), one row alone
+    when it is larger. ``batch_by_replica=True`` puts rows of different partitions
+    owned by the same replicas (the driver's token map) into one UNLOGGED batch, which
+    cuts the requests, and so the client's CPU, by the rows per batch; the server warns
+    about such batches beyond ``unlogged_batch_across_partitions_warn_threshold``
+    partitions and ``batch_size_warn_threshold`` (the driver logs those warnings), and
+    refuses batches beyond ``batch_size_fail_threshold`` (50 KiB by default).
+
+    Every row that fails (a server error, a timeout, a null partition key) is reported
+    as an :class:`InsertFailure`; nothing is dropped silently: with ``raise_on_error``
+    (the default) :class:`InsertError` is raised after all rows were tried. A
+    :class:`cqlcodec.BindError` (a value that cannot be encoded, naming column and row)
+    is raised before the chunk holding that row is sent: the chunks before it
+    (rows below ``err.row - err.row % chunk_rows``) have been written.
+    """
+    if concurrency < 1 or chunk_rows < 1:
+        raise ValueError("concurrency and chunk_rows must be at least 1")
+    if batch_by_partition and batch_by_replica:
+        raise ValueError("batch_by_partition and batch_by_replica exclude each other")
+    group = (_routing_key_of if batch_by_partition else
+             _replicas_of(session) if batch_by_replica else None)
+    prepared = _prepared_of(prepared_statement)
+    binder = ColumnarBinder(prepared, columns)
+    result = InsertResult(binder.num_rows)
+    counter = any(c.type.unwrapped().kind == K.COUNTER for c in prepared.bind_columns)
+    batch_type = BatchType.COUNTER if counter else BatchType.UNLOGGED
+    for start in range(0, binder.num_rows, chunk_rows):
+        stop = min(binder.num_rows, start + chunk_rows)
+        bound = binder.bind_rows(start, stop)
+        statements, rows_of = _requests(prepared_statement, bound, start, group, batch_bytes,
+                                        batch_type, result.failures)
+        del bound
+        outcomes = execute_concurrent(session, [(s, None) for s in statements], concurrency,
+                                      raise_on_first_error=False,
+                                      execution_profile=execution_profile)
+        for (ok, outcome), rows in zip(outcomes, rows_of):
+            if not ok:
+                result.failures.extend([InsertFailure(r, outcome) for r in rows])
+        result.requests += len(statements)
+    result.failures.sort(key=lambda f: f.row)
+    if result.failures and raise_on_error:
+        raise InsertError(result)
+    return result

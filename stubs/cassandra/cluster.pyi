@@ -7,7 +7,11 @@ from cassandra.policies import ColumnEncryptionPolicy, LoadBalancingPolicy
 from cassandra.protocol import _ProtocolHandler
 from cassandra.query import PreparedStatement, Statement
 
+class _Metadata:
+    def get_replicas(self, keyspace: str | None, key: bytes | None) -> list[Any]: ...
+
 class Cluster:
+    metadata: _Metadata
     protocol_version: int
     port: int
     column_encryption_policy: ColumnEncryptionPolicy | None
