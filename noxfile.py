@@ -90,7 +90,10 @@ INTEGRATION_DRIVERS = {
     "cassandra-driver": "cassandra-driver==3.30.1",
     "scylla-driver": "scylla-driver==3.29.12",
 }
-INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24"]
+# pyarrow, pandas and polars: the columnar IO tests read into and write from their tables
+# (test dependencies only; pyarrow first, the others skip their tests when missing)
+INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
+                    "polars>=1.0"]
 CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
     "CASS_CQL_PORT": os.environ.get("CASS_CQL_PORT", "29042"),
     "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),

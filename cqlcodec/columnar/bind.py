@@ -168,7 +168,7 @@ class ColumnarBinder:
                     columns.append(split_fixed(fixed[0], fixed[1], count, fixed[2]))
                     continue
             values, err = encode_column(col, prepared.is_pk[j], pv, self.serializers[j],
-                                        src.values(start, stop, col.type.unwrapped().kind),
+                                        src.values(start, stop, col.type),
                                         start, limit)
             if err is not None:
                 error = err

@@ -21,12 +21,16 @@ error. Table-like inputs (pandas, polars and pyarrow tables, a
 
 from __future__ import annotations
 
+import decimal
 import importlib
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from cqlcodec import kinds as K
 from cqlcodec.codecs.numpy_vectors import F32_OVERFLOW, encode_vector
+from cqlcodec.types.model import CqlType
+from cqlcodec.values import Date
 
 try:
     np: Any = importlib.import_module("numpy")
@@ -60,20 +64,26 @@ class Source:
     null mask, or a list of Python values."""
 
     def __init__(self, name: str, array: Any = None, mask: Any = None,
-                 values: list[Any] | None = None) -> None:
+                 values: list[Any] | None = None, arrow: Any = None) -> None:
         self.name = name
         self.array = array
         self.mask = mask
         self.pylist = values
-        self.num_rows: int = len(values) if values is not None else len(array)
+        self.arrow = arrow
+        self.num_rows: int = len(values) if values is not None else len(
+            arrow if arrow is not None else array)
 
-    def values(self, start: int, stop: int, kind: int) -> list[Any]:
+    def values(self, start: int, stop: int, t: CqlType) -> list[Any]:
         """The Python values of rows ``start:stop`` (``None`` where null), as a user
         would pass them to ``bind`` one row at a time. numpy datetimes become int
         milliseconds (a ``cqlcodec.Date`` for a date column) and timedeltas int
-        nanoseconds, so that the codecs see them with their units."""
+        nanoseconds, so that the codecs see them with their units; Arrow values are
+        read as the CQL type ``t`` needs (see :func:`arrow_values`)."""
         if self.pylist is not None:
             return self.pylist[start:stop]
+        if self.arrow is not None:
+            return arrow_values(self.arrow.slice(start, stop - start), t)
+        kind = t.unwrapped().kind
         part = self.array[start:stop]
         if part.ndim > 1:
             out: list[Any] = list(part)  # one 1-D array per row (a vector value)
@@ -123,8 +133,6 @@ class Source:
 
 def _temporal_values(part: Any, kind: int) -> list[Any]:
     """datetime64 -> int ms (floored) or cqlcodec.Date; timedelta64 -> int ns; NaT -> None."""
-    from cqlcodec.values import Date
-
     unit = _unit(part)
     if part.dtype.kind == "M" and unit in ("Y", "M"):
         part, unit = part.astype("M8[D]"), "D"
@@ -323,7 +331,7 @@ def _arrow_source(name: str, column: Any) -> Source:
     t = column.type
     typed = _arrow_numpy(pyarrow, column, t)
     if typed is None or np is None:
-        return Source(name, values=column.to_pylist())
+        return Source(name, arrow=column)
     mask = None
     if column.null_count:
         mask = column.is_null().to_numpy(zero_copy_only=False)
@@ -393,3 +401,107 @@ def _cqlcodec_source(name: str, column: Any) -> Source:
                 return Source(name, np.ma.getdata(arr), np.ma.getmaskarray(arr))
             return Source(name, arr)
     return Source(name, values=column.to_pylist())
+
+
+# --------------------------------------------------------------------------- Arrow values
+
+_DIV_MS: Final = {"s": -1000, "ms": 1, "us": 1000, "ns": 1_000_000}
+_TO_NS: Final = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1000, "ns": 1}
+
+
+def _storage_type(pyarrow: Any, at: Any) -> Any:
+    """``at`` with its temporal types (at any depth) replaced by their integer storage,
+    whose values Python represents whatever their range."""
+    types = pyarrow.types
+    if types.is_date32(at) or types.is_time32(at):
+        return pyarrow.int32()
+    if types.is_timestamp(at) or types.is_date64(at) or types.is_time64(at):
+        return pyarrow.int64()
+    if types.is_fixed_size_list(at):
+        return pyarrow.list_(_storage_field(pyarrow, at.value_field), at.list_size)
+    if types.is_large_list(at):
+        return pyarrow.large_list(_storage_field(pyarrow, at.value_field))
+    if types.is_list(at):
+        return pyarrow.list_(_storage_field(pyarrow, at.value_field))
+    if types.is_map(at):
+        return pyarrow.map_(_storage_field(pyarrow, at.key_field),
+                            _storage_field(pyarrow, at.item_field))
+    if types.is_struct(at):
+        return pyarrow.struct([_storage_field(pyarrow, at.field(i)) for i in range(at.num_fields)])
+    return at
+
+
+def _storage_field(pyarrow: Any, f: Any) -> Any:
+    return pyarrow.field(f.name, _storage_type(pyarrow, f.type), f.nullable)
+
+
+def arrow_values(array: Any, t: CqlType) -> list[Any]:
+    """The Python values of a pyarrow array for a column of CQL type ``t``: read through
+    the integer storage of temporal types (so dates and timestamps outside Python's
+    years 1-9999 stay exact), then each value shaped as cqlcodec's codecs take it."""
+    import pyarrow
+
+    at = array.type
+    storage = _storage_type(pyarrow, at)
+    if not storage.equals(at):
+        array = array.cast(storage)
+    return [_from_arrow(v, t, at) for v in array.to_pylist()]
+
+
+def _children(at: Any) -> list[Any]:
+    import pyarrow
+
+    types = pyarrow.types
+    if types.is_struct(at):
+        return [at.field(i).type for i in range(at.num_fields)]
+    if types.is_map(at):
+        return [at.key_type, at.item_type]
+    if types.is_list(at) or types.is_large_list(at) or types.is_fixed_size_list(at):
+        return [at.value_type]
+    return []
+
+
+def _from_arrow(v: Any, t: CqlType, at: Any) -> Any:
+    if v is None:
+        return None
+    t = t.unwrapped()
+    kind = t.kind
+    if isinstance(v, int) and not isinstance(v, bool):
+        unit = "ms" if str(at).startswith("date64") else str(getattr(at, "unit", ""))
+        if kind == K.DATE:
+            return Date(v if unit != "ms" else v // 86_400_000)
+        if kind == K.TIMESTAMP:
+            if unit == "":  # date32 storage: days
+                return v * 86_400_000
+            div = _DIV_MS.get(unit, 1)
+            return v * -div if div < 0 else v // div
+        if kind == K.TIME and unit in _TO_NS:
+            return v * _TO_NS[unit]
+        return v
+    kids = _children(at)
+    if kind == K.TUPLE and isinstance(v, dict):
+        return [_from_arrow(x, sub, a) for x, sub, a in zip(v.values(), t.subtypes, kids)]
+    if kind == K.UDT and isinstance(v, dict):
+        return {name: _from_arrow(v.get(name), sub, a)
+                for (name, sub), a in zip(t.fields, kids)}
+    if kind in (K.LIST, K.SET, K.VECTOR) and isinstance(v, list) and kids:
+        return [_from_arrow(e, t.subtypes[0], kids[0]) for e in v]
+    if kind == K.MAP and isinstance(v, list) and kids:
+        if len(kids) == 1 and v and isinstance(v[0], dict):  # list<struct<key, value>>
+            kids = _children(kids[0])
+            v = [(e["key"], e["value"]) for e in v]
+        return [(_from_arrow(k, t.subtypes[0], kids[0]), _from_arrow(x, t.subtypes[1], kids[1]))
+                for k, x in v]
+    if kind == K.VARINT:
+        if isinstance(v, bytes):
+            return int.from_bytes(v, "big", signed=True)
+        if isinstance(v, decimal.Decimal) and v == v.to_integral_value():
+            return int(v)
+    if kind == K.DECIMAL and isinstance(v, str):
+        try:
+            return decimal.Decimal(v)
+        except decimal.InvalidOperation:
+            return v  # the codec refuses it
+    if (kind == K.UUID or kind == K.TIMEUUID) and isinstance(v, bytes) and len(v) == 16:
+        return uuid.UUID(bytes=v)
+    return v
