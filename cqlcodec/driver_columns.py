@@ -249,6 +249,11 @@ class ColumnPages:
         first = next(self, None)
         if first is None:
             raise CodecError("the pages of this query have already been read")
+        while len(first) == 0:  # the schema comes from a page with rows, if there is one
+            following = next(self, None)
+            if following is None:
+                break
+            first = following
         return stream_capsule_of(self, first)
 
     def to_arrow(self) -> Any:
@@ -269,7 +274,15 @@ class ColumnPages:
         copying; see :meth:`cqlcodec.ColumnBatch.to_polars` for durations)."""
         import polars
 
-        frames = [batch.to_polars() for batch in self]
+        frames: list[Any] = []
+        empty: Any = None
+        for batch in self:  # an empty page may type a column differently: leave it out
+            if len(batch):
+                frames.append(batch.to_polars())
+            elif empty is None:
+                empty = batch.to_polars()
+        if not frames:
+            return empty
         if len(frames) == 1:
             return frames[0]
         return polars.concat(frames, how="vertical_relaxed", rechunk=False)

@@ -175,17 +175,22 @@ def _get_schema(stream: int | None, out: int | None) -> int:
 def _get_next(stream: int | None, out: int | None) -> int:
     try:
         state = _state_of(stream)
-        batch = state.pending
-        state.pending = None
-        if batch is None:
-            batch = next(state.batches, None)
-        if batch is None:
-            ctypes.memset(out or 0, 0, ctypes.sizeof(ArrowArray))  # release NULL: the end
-            return 0
-        schema, array = batch.__arrow_c_array__()
-        got = _signature(schema)
-        if got != state.signature:
+        while True:
+            batch = state.pending
+            state.pending = None
+            if batch is None:
+                batch = next(state.batches, None)
+            if batch is None:
+                ctypes.memset(out or 0, 0, ctypes.sizeof(ArrowArray))  # release NULL: the end
+                return 0
+            schema, array = batch.__arrow_c_array__()
+            got = _signature(schema)
+            if got == state.signature:
+                break
+            if len(batch) == 0:
+                continue  # an empty page may type a column differently (no value to go by)
             schema, array = _cast_to_first(state, batch, got)
+            break
         _move(array, b"arrow_array", ArrowArray, out or 0)
         return 0
     except BaseException as exc:
