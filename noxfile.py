@@ -137,6 +137,30 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
 
 
+@nox.session(python="3.11")
+def bench_server(session: nox.Session) -> None:
+    """Columnar IO against a real Cassandra 5.0.9, client side: 100,000 mixed rows into
+    pandas and polars (execute_columns vs list(session.execute()) + DataFrame) and 100,000
+    (int, vector<float, 768>) rows from a numpy matrix (insert_columns vs
+    execute_concurrent_with_args). Compiled build, cassandra-driver (or the driver named
+    by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
+    for a shorter run, ``--runs 5``, ``--profile``); results in bench-results/server_io.json.
+    """
+    driver = os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver")
+    install_cqlcodec(session, "compiled")
+    session.install(INTEGRATION_DRIVERS[driver], "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
+                    "polars>=1.0")
+    already_up = bool(_cassandra(session, "status"))
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    try:
+        session.run("python", "benchmarks/server_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
+                    *session.posargs)
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
 # --- benchmarks: both cqlcodec builds side by side with both drivers ---
 # scylla-driver and cassandra-driver both install the `cassandra` package, and both
 # builds install `cqlcodec`, so each implementation gets its own venv; benchmarks/run.py
