@@ -64,7 +64,7 @@ def _connect(args: argparse.Namespace, keyspace: str | None = KEYSPACE) -> tuple
 def _matrix(rows: int) -> Any:
     import numpy
 
-    return numpy.random.default_rng(768).standard_normal((rows, DIM)).astype(numpy.float32)
+    return numpy.random.default_rng(768).standard_normal((rows, DIM), dtype=numpy.float32)
 
 
 def prepare_data(args: argparse.Namespace) -> None:
