@@ -16,6 +16,9 @@ import nox
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 IMPLS = ["compiled", "pure"]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "cassandra-driver==3.30.1"]
+# the readers that check what the columnar results produce (test dependencies only; their
+# tests skip where one is missing, as in the wheels session, which installs TEST_DEPS alone)
+COLUMNAR_READERS = ["pyarrow>=14", "pandas>=2.0", "polars>=1.0", "duckdb>=1.0"]
 TYPECHECK_DEPS = ["mypy==2.4.1", "librt>=0.16", "mypy_extensions>=1.0", *TEST_DEPS,
                   "pytest-benchmark>=4", "nox", "ruff==0.17.6"]
 LINT_PATHS = ["cqlcodec", "tests", "benchmarks", "tools", "noxfile.py", "setup.py", "_build_backend"]
@@ -61,7 +64,7 @@ def install_cqlcodec(session: nox.Session, impl: str) -> None:
 def tests(session: nox.Session, impl: str) -> None:
     """The unit test suite against a non-editable install of one build."""
     install_cqlcodec(session, impl)
-    session.install(*TEST_DEPS)
+    session.install(*TEST_DEPS, *COLUMNAR_READERS)
     session.run(
         "pytest", "-p", "no:cacheprovider", *session.posargs,
         env={"CQLCODEC_EXPECT": impl, "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "ci")},
@@ -90,7 +93,10 @@ INTEGRATION_DRIVERS = {
     "cassandra-driver": "cassandra-driver==3.30.1",
     "scylla-driver": "scylla-driver==3.29.12",
 }
-INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24"]
+# pyarrow, pandas and polars: the columnar IO tests read into and write from their tables
+# (test dependencies only; pyarrow first, the others skip their tests when missing)
+INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
+                    "polars>=1.0"]
 CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
     "CASS_CQL_PORT": os.environ.get("CASS_CQL_PORT", "29042"),
     "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),
@@ -129,6 +135,30 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
             env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
                  "CQLCODEC_EXPECT": impl, "CQLCODEC_DRIVER": driver},
         )
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
+@nox.session(python="3.11")
+def bench_server(session: nox.Session) -> None:
+    """Columnar IO against a real Cassandra 5.0.9, client side: 100,000 mixed rows into
+    pandas and polars (execute_columns vs list(session.execute()) + DataFrame) and 100,000
+    (int, vector<float, 768>) rows from a numpy matrix (insert_columns vs
+    execute_concurrent_with_args). Compiled build, cassandra-driver (or the driver named
+    by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
+    for a shorter run, ``--runs 5``, ``--profile``); results in bench-results/server_io.json.
+    """
+    driver = os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver")
+    install_cqlcodec(session, "compiled")
+    session.install(INTEGRATION_DRIVERS[driver], "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
+                    "polars>=1.0")
+    already_up = bool(_cassandra(session, "status"))
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    try:
+        session.run("python", "benchmarks/server_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
+                    *session.posargs)
     finally:
         if not already_up:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)

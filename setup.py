@@ -31,6 +31,12 @@ INTERPRETED: dict[str, str] = {
     "codecs.numpy_vectors": "calls numpy, which compiled code cannot speed up",
     "runtime.librt_shim": "struct-based stand-in for librt where librt is missing (PyPy)",
     "protocol.interp_fast": "the interpreted build's own fast paths (unused when compiled)",
+    "columnar.batch": "ColumnBatch/Column: per-call glue (capsule dunders, pandas/polars), nothing per cell",
+    "columnar.arrow": "the Arrow C data interface through ctypes (structs, callbacks): per column, not per cell",
+    "columnar.numpy_conv": "numpy views of finished buffers: calls numpy",
+    "columnar.bind_input": "reads numpy, pyarrow, polars and pandas columns and converts them with numpy",
+    "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
+    "driver_columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

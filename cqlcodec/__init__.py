@@ -137,6 +137,12 @@ __all__ = [
     "tuple_factory",
 ]
 
+# --- columnar results ---
+from cqlcodec.columnar import Column, ColumnBatch, decode_columns
+
+__all__ += ["Column", "ColumnBatch", "decode_columns"]
+# --- end columnar results ---
+
 
 def _compiled() -> bool:
     """The build flag, after checking that the core modules all come from one build."""

@@ -1190,3 +1190,25 @@ def _install_session(session: Session, options: Options) -> None:
             return create(query, *args, **kwargs)
         session.__dict__["_create_response_future"] = create_with_cqlcodec
         _switch_prepared(session.cluster)
+
+
+# columnar IO (whole queries into columns, columns into tables) lives beside this module
+from cqlcodec import driver_columns as _columns  # noqa: E402
+
+
+def _columnar_prepared(ps: PreparedStatement) -> cqlcodec.Prepared:
+    """The cqlcodec statement behind ``ps``, for binding columns; refused where driver mode
+    binds with the driver's own code (an unsupported protocol version or type)."""
+    plan = _bind_plan(ps)
+    if plan.prepared is None:
+        raise cqlcodec.UnsupportedTypeError(
+            f"cannot bind columns for this statement: {plan.driver_reason or 'not supported'}")
+    return plan.prepared
+
+
+_columns.register_driver_glue(_columnar_prepared, _adapt_policy)
+execute_columns = _columns.execute_columns
+insert_columns = _columns.insert_columns
+ColumnPages = _columns.ColumnPages
+InsertResult = _columns.InsertResult
+InsertError = _columns.InsertError

@@ -80,7 +80,8 @@ class BindError(EncodeError):
 
     ``column`` is the bind column's name, ``cql_type`` its CQL type and
     ``value_type`` the Python type of the offending value; the underlying
-    error is chained as ``__cause__``.
+    error is chained as ``__cause__``. ``row`` is the row's index when many rows
+    are bound at once (``Prepared.bind_columnar``), else None.
     """
 
     def __init__(self, message: str, column: str = "", cql_type: str | None = None,
@@ -88,6 +89,7 @@ class BindError(EncodeError):
         super().__init__(message, cql_type)
         self.column = column
         self.value_type = value_type
+        self.row: int | None = None
 
 
 class BindTypeError(BindError, TypeError):

@@ -8,7 +8,7 @@ row decoding is :mod:`cqlcodec.protocol.rows`.
 
 from __future__ import annotations
 
-from typing import Final, Mapping, Sequence
+from typing import Callable, Final, Mapping, Sequence
 
 from cqlcodec.codecs.base import Codec
 from cqlcodec.codecs.cache import make_serializers
@@ -134,6 +134,23 @@ class Prepared:
                                  plan, values)
         return Bound(self, out)
 
+    def bind_columnar(self, columns: object) -> list[Bound]:
+        """Bind every row of ``columns``: a mapping of column name to a column of values
+        (numpy array, 2-D array for a vector column, ``numpy.ma.MaskedArray``, pyarrow
+        Array/ChunkedArray, polars or pandas Series, :class:`~cqlcodec.Column`, any
+        sequence) or a table (pandas/polars/pyarrow table, :class:`~cqlcodec.ColumnBatch`).
+
+        One :class:`Bound` per row, with the semantics of :meth:`bind` given that row's
+        values by name: columns not given are UNSET (an error on v3 and for partition-key
+        columns), nulls come from ``None``, masks and validity bitmaps. Numeric, boolean
+        and temporal columns and numeric vectors in typed arrays are encoded in bulk. A
+        failure raises the :class:`~cqlcodec.BindError` of ``bind`` for the first bad row,
+        naming the column and the row (``err.row``).
+        """
+        if not _columnar_binders:
+            raise RuntimeError("no columnar binder is registered: import cqlcodec first")
+        return _columnar_binders[0](self, columns)
+
     def rows_desc(self, protocol_version: int, policy: ColumnEncryptionPolicy | None,
                   flags: int) -> RowsDesc:
         """The parse description of this statement's result rows (cached; rebuilt if the
@@ -162,6 +179,15 @@ class Prepared:
         results = ", ".join([f"{c.name} {c.type.cql_name}" for c in self.result_columns])
         return (f"Prepared(bind=[{binds}], result=[{results}], pk_indexes={list(self.pk_indexes)}, "
                 f"protocol_version={self.protocol_version}, query_id={self.query_id.hex()!r})")
+
+
+_columnar_binders: Final[list[Callable[[Prepared, object], list[Bound]]]] = []
+
+
+def register_columnar_binder(binder: Callable[[Prepared, object], list[Bound]]) -> None:
+    """Install the function behind :meth:`Prepared.bind_columnar` (the columnar layer,
+    which imports this one, registers it when ``cqlcodec`` is imported)."""
+    _columnar_binders[:] = [binder]
 
 
 class Bound:

@@ -259,6 +259,29 @@ def read_rows(buf: bytes, pos: i64, end: i64, protocol_version: int,
               prepared: Prepared | None, row_factory: RowFactory, flags: int,
               policy: ColumnEncryptionPolicy | None) -> RowsResult:
     """Decode a Rows kind body at ``pos`` (just after the kind)."""
+    head = read_rows_header(buf, pos, end, protocol_version, prepared, flags, policy)
+    return rows_result(buf, head.rows_at, end, head.desc, row_factory, head.paging_state,
+                       head.flags, head.new_metadata_id, head.page)
+
+
+class RowsHeader:
+    """The metadata of a Rows body: its parse description, paging fields and where
+    ``[int] rows_count`` starts (shared by the row and the columnar decoders)."""
+
+    def __init__(self, desc: RowsDesc, rows_at: i64, paging_state: bytes | None, flags: int,
+                 new_metadata_id: bytes | None, page: int | None) -> None:
+        self.desc: Final = desc
+        self.rows_at: Final = rows_at
+        self.paging_state: Final = paging_state
+        self.flags: Final = flags
+        self.new_metadata_id: Final = new_metadata_id
+        self.page: Final = page
+
+
+def read_rows_header(buf: bytes, pos: i64, end: i64, protocol_version: int,
+                     prepared: Prepared | None, flags: int,
+                     policy: ColumnEncryptionPolicy | None) -> RowsHeader:
+    """Read the metadata of a Rows kind body at ``pos`` (just after the kind)."""
     if prepared is not None and end - pos >= 12 and read_i32_be(buf, pos) == NO_METADATA:
         # the usual page of a prepared statement: metadata flags exactly no_metadata
         # (no paging state, no new metadata id), so the header is two ints
@@ -266,7 +289,7 @@ def read_rows(buf: bytes, pos: i64, end: i64, protocol_version: int,
         count: int = read_i32_be(buf, pos + 4)
         if count != len(desc.columns):
             raise wrong_column_count(pos + 4, count, len(desc.columns))
-        return rows_result(buf, pos + 8, end, desc, row_factory, None, NO_METADATA, None, None)
+        return RowsHeader(desc, pos + 8, None, NO_METADATA, None, None)
     meta = read_rows_metadata(buf, pos, end, "RESULT rows metadata")
     columns = meta.columns
     if columns is None:
@@ -282,8 +305,7 @@ def read_rows(buf: bytes, pos: i64, end: i64, protocol_version: int,
     page: int | None = None
     if meta.flags & CONTINUOUS_PAGING:
         page = meta.continuous_page
-    return rows_result(buf, meta.end, end, desc, row_factory, meta.paging_state, meta.flags,
-                       meta.new_metadata_id, page)
+    return RowsHeader(desc, meta.end, meta.paging_state, meta.flags, meta.new_metadata_id, page)
 
 
 def wrong_column_count(pos: i64, count: int, expected: int) -> DecodeError:

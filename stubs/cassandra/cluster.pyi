@@ -7,7 +7,11 @@ from cassandra.policies import ColumnEncryptionPolicy, LoadBalancingPolicy
 from cassandra.protocol import _ProtocolHandler
 from cassandra.query import PreparedStatement, Statement
 
+class _Metadata:
+    def get_replicas(self, keyspace: str | None, key: bytes | None) -> list[Any]: ...
+
 class Cluster:
+    metadata: _Metadata
     protocol_version: int
     port: int
     column_encryption_policy: ColumnEncryptionPolicy | None
@@ -50,7 +54,19 @@ class ResultSet:
     def __getitem__(self, i: int) -> Any: ...
 
 class ResponseFuture:
+    message: Any
+    row_factory: Callable[[Any, Any], Any]
+    _protocol_handler: type[_ProtocolHandler]
+    @property
+    def has_more_pages(self) -> bool: ...
     def result(self) -> ResultSet: ...
+    def start_fetching_next_page(self) -> None: ...
+    def send_request(self, error_no_hosts: bool = True) -> bool: ...
+    def add_callbacks(self, callback: Callable[..., Any], errback: Callable[..., Any],
+                      callback_args: tuple[Any, ...] = (), callback_kwargs: dict[str, Any] | None = None,
+                      errback_args: tuple[Any, ...] = (), errback_kwargs: dict[str, Any] | None = None) -> None: ...
+
+_NOT_SET: object
 
 class Session:
     cluster: Cluster
@@ -59,7 +75,6 @@ class Session:
     default_fetch_size: int | None
     default_timeout: float
     client_protocol_handler: type[_ProtocolHandler]
-    _create_response_future: Any
     def execute(self, query: str | Statement | PreparedStatement,
                 parameters: Sequence[Any] | Mapping[str, Any] | None = None,
                 timeout: float = ..., trace: bool = False, custom_payload: Any = None,
@@ -74,6 +89,13 @@ class Session:
                 keyspace: str | None = None) -> PreparedStatement: ...
     def set_keyspace(self, keyspace: str) -> None: ...
     def shutdown(self) -> None: ...
+    # the two halves of execute_async (the same in both drivers): build the future, then send it
+    def _create_response_future(self, query: str | Statement | PreparedStatement,
+                                parameters: Sequence[Any] | Mapping[str, Any] | None, trace: bool,
+                                custom_payload: Any, timeout: object,
+                                execution_profile: object = ..., paging_state: bytes | None = None,
+                                host: Any = None) -> ResponseFuture: ...
+    def _on_request(self, response_future: ResponseFuture) -> None: ...
 
 EXEC_PROFILE_DEFAULT: object
 

@@ -63,6 +63,11 @@ class BoundStatement(Statement):
                  keyspace: str | None = None, custom_payload: Any = None) -> None: ...
     def bind(self, values: Sequence[Any] | Mapping[str, Any] | None) -> BoundStatement: ...
 
+class BatchType:
+    LOGGED: BatchType
+    UNLOGGED: BatchType
+    COUNTER: BatchType
+
 class BatchStatement(Statement):
     def __init__(self, batch_type: Any = ..., retry_policy: Any = None,
                  consistency_level: int | None = None, serial_consistency_level: int | None = None,

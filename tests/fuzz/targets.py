@@ -57,6 +57,7 @@ def available_targets() -> dict[str, bool]:
         "result_with_prepared": api("decode_result") is not None and api("decode_prepared") is not None,
         "protocol_versions": True,
         "deep_nesting": True,
+        "decode_columns": api("decode_columns") is not None,
     }
 
 
@@ -266,6 +267,69 @@ def case_decode_result(engine: Engine, rng: random.Random) -> None:
     _result_case(engine, "decode_result", data, pv, desc, None, None, {})
 
 
+def case_decode_columns(engine: Engine, rng: random.Random) -> None:
+    """decode_columns against the row path on the same (often mutated) Rows body: both
+    refuse it with the same DecodeError (hash flooding: when the columns are turned into
+    Python values) or the columns equal the rows' columns."""
+    fn = api("decode_columns")
+    assert fn is not None
+    pv = rng.choice([3, 4, 5])
+    body = B.gen_rows_body(rng, pv)
+    data, desc = body.data, "valid"
+    if rng.random() < 0.8:
+        data, desc = mutate(body.data, body.slots, rng)
+    expected: list[list[object]] | None = None
+    expected_error = ""
+    try:
+        result: Any = cqlcodec.decode_result(data, pv)
+        if isinstance(result, cqlcodec.RowsResult):
+            expected = [[row[i] for row in result.rows] for i in range(len(result.columns))]
+        else:  # a mutated kind word
+            expected_error = f"expected a RESULT of kind Rows (2), got kind {result.kind}"
+    except cqlcodec.DecodeError as exc:
+        expected_error = str(exc)
+
+    def call() -> object:
+        return [c.to_pylist() for c in fn(data, pv)]
+
+    def judge(value: object, error: BaseException | None) -> tuple[str, str] | None:
+        if error is not None and not isinstance(error, cqlcodec.DecodeError):
+            return "unexpected exception", f"{type(error).__name__}: {error}"
+        if expected is None:
+            if error is None:
+                return "accepted what the row path refuses", expected_error
+            if str(error) != expected_error and not (
+                    "hash flooding" in expected_error and "hash flooding" in str(error)):
+                return "error differs from the row path", f"{error} != {expected_error}"
+            return None
+        if error is not None:
+            return "refused what the row path accepts", str(error)
+        if _comparable(value) != _comparable(expected):
+            return "values differ from the row path", desc
+        return None
+
+    engine.run("decode_columns", {"data": data.hex(), "pv": pv, "mutation": desc},
+               len(data), call, judge)
+
+
+def _comparable(v: object) -> object:
+    """Order-free, NaN-safe form of decoded values (NaN hashes by identity)."""
+    name = type(v).__name__
+    if isinstance(v, bool) or v is None:
+        return (name, v)
+    if isinstance(v, int):
+        return (name, hex(v))
+    if isinstance(v, float):
+        return (name, repr(v))
+    if isinstance(v, (set, frozenset)):
+        return (name, sorted(repr(_comparable(x)) for x in v))
+    if isinstance(v, (dict, cqlcodec.FrozenMap)):
+        return (name, sorted(repr((_comparable(k), _comparable(x))) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return (name, [_comparable(x) for x in v])
+    return (name, repr(v))
+
+
 def _prepared_for(rng: random.Random, pv: int, cols: list[B.Column]) -> tuple[object, bytes] | None:
     body = B.gen_prepared_body(rng, pv, False, cols)
     try:
@@ -422,5 +486,6 @@ TARGETS: dict[str, Callable[[Engine, random.Random], None]] = {
     "result_with_prepared": case_result_with_prepared,
     "protocol_versions": case_protocol_versions,
     "deep_nesting": case_deep_nesting,
+    "decode_columns": case_decode_columns,
 }
 

@@ -1,0 +1,281 @@
+"""Columnar IO against a real server: whole queries into DataFrames, matrices into tables.
+
+Reads ``--rows`` rows (default 100,000) of W5 (a)'s ten mixed columns into pandas and
+polars, with ``cqlcodec.driver.execute_columns`` and with the driver's
+``list(session.execute(...))`` + DataFrame; inserts ``--rows`` rows of
+``(int, vector<float, 768>)`` from a numpy matrix with ``insert_columns`` and with the
+driver's ``execute_concurrent_with_args`` binding each row. Every measurement runs in a
+fresh child process (after its imports and connection): client process CPU time, wall
+time, peak RSS (``ru_maxrss``) and its growth during the measurement, and the CPU of
+each client thread (the caller, the driver's event loop). Medians of ``--runs``
+interleaved runs; ``--profile`` adds a cProfile of the caller thread of each case.
+
+    python benchmarks/server_io.py --host 127.0.0.1 --port 9042 [--rows N] [--runs N]
+
+``nox -s bench_server`` starts a server, installs the compiled build and runs this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+KEYSPACE = "cqlcodec_bench"
+DIM = 768
+CONCURRENCY = 64
+FETCH_SIZE = 5000
+READS = ["read driver + pandas", "read cqlcodec -> pandas", "read driver + polars",
+         "read cqlcodec -> polars"]
+INSERTS = ["insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns",
+           "insert cqlcodec insert_columns batch_by_replica"]
+RATIOS = [("read driver + pandas", "read cqlcodec -> pandas"),
+          ("read driver + polars", "read cqlcodec -> polars"),
+          ("insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns"),
+          ("insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns batch_by_replica")]
+
+
+def _mixed_columns() -> list[tuple[str, Any]]:
+    from cqlcodec import bench_workloads as W
+
+    return W.columns_of(W.ROWS_SPECS["a"][0])
+
+
+def _connect(args: argparse.Namespace, keyspace: str | None = KEYSPACE) -> tuple[Any, Any]:
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
+    cluster = Cluster([args.host], port=args.port, protocol_version=args.protocol,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=30)
+    return cluster, cluster.connect(keyspace)
+
+
+def _matrix(rows: int) -> Any:
+    import numpy
+
+    return numpy.random.default_rng(768).standard_normal((rows, DIM), dtype=numpy.float32)
+
+
+def prepare_data(args: argparse.Namespace) -> None:
+    """Create the keyspace and tables, and load the mixed rows (once per row count)."""
+    import cqlcodec.driver as drv
+    from cqlcodec import bench_workloads as W
+
+    cluster, session = _connect(args, None)
+    try:
+        session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=120)
+        session.set_keyspace(KEYSPACE)
+        columns = _mixed_columns()
+        ddl = ", ".join(f"{name} {spec}" for name, spec in columns)
+        session.execute(f"CREATE TABLE IF NOT EXISTS mixed (id int PRIMARY KEY, {ddl})", timeout=120)
+        session.execute(f"CREATE TABLE IF NOT EXISTS emb (k int PRIMARY KEY, v vector<float, {DIM}>)",
+                        timeout=120)
+        session.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
+        done = session.execute("SELECT rows FROM loaded WHERE name = 'mixed'").one()
+        if done is not None and done.rows == args.rows:
+            return
+        session.execute("TRUNCATE mixed", timeout=120)
+        rows = W.gen_rows(columns, args.rows, W.SEED + ord("a"))
+        data: dict[str, Any] = {"id": list(range(args.rows))}
+        for i, (name, _spec) in enumerate(columns):
+            data[name] = [row[i] for row in rows]
+        insert = session.prepare(f"INSERT INTO mixed (id, {', '.join(n for n, _s in columns)}) "
+                                 f"VALUES (?, {', '.join('?' for _c in columns)})")
+        drv.insert_columns(session, insert, data, batch_by_replica=True, batch_bytes=4096)
+        session.execute("INSERT INTO loaded (name, rows) VALUES ('mixed', %s)", [args.rows])
+    finally:
+        cluster.shutdown()
+
+
+# --------------------------------------------------------------------------- one case
+
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds of each live thread of this process, by Python thread name."""
+    tick = os.sysconf("SC_CLK_TCK")
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, float] = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(tid), "other")
+        name = "caller" if name == "MainThread" else name
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
+    import numpy
+
+    import cqlcodec.driver as drv
+
+    names = [name for name, _spec in _mixed_columns()]
+    query = f"SELECT {', '.join(names)} FROM mixed"
+    if case == "read driver + pandas":
+        import pandas
+        from cassandra.query import SimpleStatement
+
+        rows = list(session.execute(SimpleStatement(query, fetch_size=FETCH_SIZE)))
+        return pandas.DataFrame(rows)
+    if case == "read driver + polars":
+        import polars
+        from cassandra.query import SimpleStatement
+
+        rows = list(session.execute(SimpleStatement(query, fetch_size=FETCH_SIZE)))
+        return polars.DataFrame([tuple(r) for r in rows], schema=names, orient="row", strict=False,
+                                infer_schema_length=None)
+    if case == "read cqlcodec -> pandas":
+        return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_pandas()
+    if case == "read cqlcodec -> polars":
+        return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_polars()
+    matrix = args.matrix
+    insert = session.prepare("INSERT INTO emb (k, v) VALUES (?, ?)")
+    if case == "insert driver execute_concurrent_with_args":
+        from cassandra.concurrent import execute_concurrent_with_args
+
+        params = args.params  # Python lists, made before the clock starts
+        return execute_concurrent_with_args(session, insert, params, concurrency=CONCURRENCY)
+    keys = numpy.arange(len(matrix), dtype=numpy.int32)
+    if case == "insert cqlcodec insert_columns":
+        return drv.insert_columns(session, insert, {"k": keys, "v": matrix}, concurrency=CONCURRENCY)
+    if case == "insert cqlcodec insert_columns batch_by_replica":
+        return drv.insert_columns(session, insert, {"k": keys, "v": matrix}, concurrency=CONCURRENCY,
+                                  batch_by_replica=True, batch_bytes=40_000)
+    raise SystemExit(f"unknown case {case!r}")
+
+
+def child(args: argparse.Namespace) -> None:
+    """Measure one case in this fresh process and print one JSON line."""
+    import numpy  # noqa: F401  (imported by both paths; kept out of the measurement)
+    import pandas  # noqa: F401
+    import polars  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import cqlcodec.driver  # noqa: F401
+
+    case = args.case
+    if case.startswith("insert"):
+        args.matrix = _matrix(args.rows)
+        if "driver" in case:
+            args.params = [(k, row) for k, row in enumerate(args.matrix.tolist())]
+    cluster, session = _connect(args)
+    try:
+        session.execute("SELECT release_version FROM system.local")
+        threads0 = _thread_cpu()
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        profiler = cProfile.Profile() if args.profile else None
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        if profiler is not None:
+            profiler.enable()
+        result = _run_case(case, args, session)
+        if profiler is not None:
+            profiler.disable()
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        threads = {name: round(v - threads0.get(name, 0.0), 3) for name, v in _thread_cpu().items()}
+        rows = len(result) if hasattr(result, "__len__") else getattr(result, "rows", 0)
+        out: dict[str, Any] = {"case": case, "rows": rows, "cpu": cpu, "wall": wall,
+                               "rss_peak_mb": rss / 1024, "rss_growth_mb": (rss - rss0) / 1024,
+                               "threads": threads}
+        if profiler is not None:
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
+            out["profile"] = text.getvalue()
+        print(json.dumps(out))
+    finally:
+        cluster.shutdown()
+
+
+# --------------------------------------------------------------------------- driver
+
+def _spawn(case: str, args: argparse.Namespace, profile: bool = False) -> dict[str, Any]:
+    command = [sys.executable, os.path.abspath(__file__), "--child", "--case", case, "--host", args.host,
+               "--port", str(args.port), "--rows", str(args.rows), "--protocol", str(args.protocol)]
+    if profile:
+        command.append("--profile")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"{case} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9042)
+    parser.add_argument("--protocol", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", choices=["read", "insert"], default=None)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--out", default="bench-results")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--case", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    import cassandra
+
+    import cqlcodec
+
+    prepare_data(args)
+    cases = (READS if args.only != "insert" else []) + (INSERTS if args.only != "read" else [])
+    runs: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
+    for run in range(args.runs):
+        for case in cases:
+            runs[case].append(_spawn(case, args))
+            r = runs[case][-1]
+            print(f"run {run + 1}/{args.runs} {case:52s} cpu {r['cpu']:7.2f} s  wall {r['wall']:7.2f} s  "
+                  f"peak RSS {r['rss_peak_mb']:7.1f} MB (+{r['rss_growth_mb']:.1f})", flush=True)
+    medians = {case: {key: statistics.median(r[key] for r in results)
+                      for key in ("cpu", "wall", "rss_peak_mb", "rss_growth_mb")}
+               for case, results in runs.items()}
+    print(f"\n{args.rows:,} rows, medians of {args.runs} runs; cqlcodec compiled={cqlcodec.COMPILED}, "
+          f"driver {cassandra.__version__}, protocol v{args.protocol}")
+    print(f"{'case':52s} {'CPU s':>8s} {'CPU/row us':>10s} {'wall s':>8s} {'peak RSS MB':>12s} {'growth MB':>10s}")
+    for case, m in medians.items():
+        print(f"{case:52s} {m['cpu']:8.2f} {m['cpu'] / args.rows * 1e6:10.1f} {m['wall']:8.2f} "
+              f"{m['rss_peak_mb']:12.1f} {m['rss_growth_mb']:10.1f}")
+    ratios = []
+    for base, new in RATIOS:
+        if base in medians and new in medians:
+            b, n = medians[base], medians[new]
+            ratios.append({"baseline": base, "cqlcodec": new, "cpu_ratio": b["cpu"] / n["cpu"],
+                           "wall_ratio": b["wall"] / n["wall"],
+                           "rss_peak_fraction": n["rss_peak_mb"] / b["rss_peak_mb"],
+                           "rss_growth_fraction": n["rss_growth_mb"] / max(b["rss_growth_mb"], 1e-9)})
+            r = ratios[-1]
+            print(f"{new} vs {base}: client CPU {r['cpu_ratio']:.1f}x lower, wall {r['wall_ratio']:.2f}x, "
+                  f"peak RSS {r['rss_peak_fraction']:.2f} of it (growth {r['rss_growth_fraction']:.2f})")
+    profiles = {}
+    if args.profile:
+        for case in cases:
+            profiles[case] = _spawn(case, args, profile=True)
+            print(f"\n=== {case}: thread CPU {profiles[case]['threads']}\n{profiles[case]['profile']}")
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "server_io.json"), "w") as f:
+        json.dump({"rows": args.rows, "runs": runs, "medians": medians, "ratios": ratios,
+                   "profiles": profiles, "compiled": cqlcodec.COMPILED,
+                   "driver": cassandra.__version__, "protocol": args.protocol,
+                   "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

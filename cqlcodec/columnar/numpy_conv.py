@@ -1,0 +1,71 @@
+"""numpy views of finished columns (imported only when ``to_numpy`` is called)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+
+from cqlcodec import kinds as K
+from cqlcodec.columnar.builders import BoolNode, FixedNode, Node, VarintNode, VectorNode
+
+_DTYPES: Final[dict[int, str]] = {
+    K.TINYINT: "int8",
+    K.SMALLINT: "int16",
+    K.INT: "int32",
+    K.BIGINT: "int64",
+    K.COUNTER: "int64",
+    K.FLOAT: "float32",
+    K.DOUBLE: "float64",
+    K.TIMESTAMP: "datetime64[ms]",
+    K.DATE: "datetime64[D]",
+    K.TIME: "timedelta64[ns]",
+}
+
+
+def typed(node: Node) -> Any:
+    """The values of ``node`` as a typed array (a read-only view of the buffer except for
+    dates, widened from int32 days), or None."""
+    if isinstance(node, FixedNode):
+        if node.kind == K.DATE:  # int32 days: datetime64[D] is 64-bit
+            return np.frombuffer(node.values, np.int32).astype("datetime64[D]")
+        return np.frombuffer(node.values, _DTYPES[node.kind])
+    if isinstance(node, BoolNode):
+        return np.frombuffer(node.flags, np.bool_)
+    if isinstance(node, VarintNode) and node.fmt == "l":
+        return np.frombuffer(node.converted, np.int64)
+    if isinstance(node, VectorNode):
+        inner = typed(node.item)
+        if inner is None:
+            return None
+        return inner.reshape(node.length, node.dim)
+    return None
+
+
+def mask_of(node: Node) -> Any:
+    """True where ``node`` is null (None when nothing is)."""
+    if node.nulls == 0:
+        return None
+    return np.frombuffer(node.vbytes, np.uint8) == 0
+
+
+def to_numpy(node: Node, pylist: Any) -> Any:
+    """numpy form of a column: typed arrays for numeric, temporal and boolean columns and
+    vectors of them (2-D), masked where null; an object array of ``pylist()`` otherwise."""
+    values = typed(node)
+    if values is None:
+        return np.array(pylist(), dtype=object)
+    mask = mask_of(node)
+    if isinstance(node, VectorNode):
+        inner_mask = mask_of(node.item)
+        if mask is None and inner_mask is None:
+            return values
+        full = np.zeros(values.shape, dtype=bool)
+        if mask is not None:
+            full |= mask[:, None]
+        if inner_mask is not None:
+            full |= inner_mask.reshape(values.shape)
+        return np.ma.MaskedArray(values, mask=full)
+    if mask is None:
+        return values
+    return np.ma.MaskedArray(values, mask=mask)

@@ -1,0 +1,496 @@
+"""Columnar IO on a cassandra-driver or scylla-driver ``Session``: whole queries into
+columns and whole columns into tables. Use it through :mod:`cqlcodec.driver`::
+
+    from cqlcodec.driver import execute_columns, insert_columns
+
+    pages = execute_columns(session, "SELECT * FROM ks.t WHERE p = %s", [7], fetch_size=5000)
+    frame = pages.to_pandas()                 # or to_polars(), to_arrow(), or iterate batches
+
+    insert_columns(session, session.prepare("INSERT INTO ks.e (k, v) VALUES (?, ?)"),
+                   {"k": numpy.arange(n), "v": matrix})   # matrix: (n, 768) float32
+
+Reading: each page's RESULT body is taken from the driver before it makes any row
+(a per-request protocol handler whose RESULT message keeps the body) and decoded
+by :func:`cqlcodec.decode_columns` in the caller's thread while the next page is
+already on its way. Writing: :meth:`cqlcodec.Prepared.bind_columnar` encodes the
+columns in bulk, chunk by chunk, and the driver's ``execute_concurrent`` sends
+them with a bounded number of requests in flight.
+
+Both work with and without :func:`cqlcodec.driver.install` on the session, with
+the drivers' Cython extensions or without them, on protocol v4 and v5.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResponseFuture, Session
+from cassandra.concurrent import execute_concurrent
+from cassandra.protocol import ResultMessage, _ProtocolHandler
+from cassandra.query import (
+    UNSET_VALUE,
+    BatchStatement,
+    BatchType,
+    BoundStatement,
+    PreparedStatement,
+    Statement,
+)
+
+from cqlcodec import kinds as K
+from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
+from cqlcodec.columnar.batch import ColumnBatch, decode_columns
+from cqlcodec.columnar.bind import ColumnarBinder
+from cqlcodec.columnar.stream import stream_capsule_of
+from cqlcodec.errors import CodecError, DecodeError
+from cqlcodec.protocol.metadata import read_rows_metadata
+from cqlcodec.protocol.prepared import Bound, Prepared
+from cqlcodec.values import UNSET
+
+__all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "execute_columns",
+           "insert_columns"]
+
+_I32: Final = struct.Struct(">i")
+_ROWS_KIND: Final = 2
+
+PreparedOf = Callable[[PreparedStatement], Prepared]
+PolicyOf = Callable[[Any], "ColumnEncryptionPolicy | None"]
+
+
+class _Glue:
+    """What :mod:`cqlcodec.driver` lends this module (it imports this one, never the
+    reverse): the cqlcodec Prepared of a driver statement, and the cqlcodec view of a
+    driver column-encryption policy."""
+
+    prepared_of: PreparedOf | None = None
+    policy_of: PolicyOf | None = None
+
+
+def register_driver_glue(prepared_of: PreparedOf, policy_of: PolicyOf) -> None:
+    """Called once by :mod:`cqlcodec.driver` when it is imported."""
+    _Glue.prepared_of = prepared_of
+    _Glue.policy_of = policy_of
+
+
+def _policy(driver_policy: Any) -> ColumnEncryptionPolicy | None:
+    if driver_policy is None:
+        return None
+    if _Glue.policy_of is None:
+        raise CodecError("import cqlcodec.driver to read encrypted columns")
+    return _Glue.policy_of(driver_policy)
+
+
+# --------------------------------------------------------------------------- raw pages
+
+class RawPage:
+    """One RESULT Rows body as the server sent it (from its kind), before any decoding."""
+
+    __slots__ = ("body", "protocol_version", "policy", "num_rows", "rows_at", "paging_state",
+                 "error")
+
+    def __init__(self, body: bytes, protocol_version: int, policy: Any) -> None:
+        self.body = body
+        self.protocol_version = protocol_version
+        self.policy = policy
+        self.num_rows = 0
+        self.rows_at = 0
+        self.paging_state: bytes | None = None
+        self.error: Exception | None = None
+        try:
+            meta = read_rows_metadata(body, 4, len(body), "RESULT rows metadata")
+            self.paging_state = meta.paging_state
+            self.rows_at = meta.end
+            if meta.end + 4 <= len(body):
+                self.num_rows = max(0, _I32.unpack_from(body, meta.end)[0])
+        except DecodeError as exc:  # raised in the caller's thread, by decode()
+            self.error = exc
+
+    def decode(self, keep_rows: int | None = None) -> ColumnBatch:
+        """The page as a :class:`ColumnBatch` (only its first ``keep_rows`` rows if given)."""
+        if self.error is not None:
+            raise self.error
+        body = self.body
+        if keep_rows is not None and keep_rows < self.num_rows:
+            body = _first_rows(body, self.rows_at, keep_rows)
+        return decode_columns(body, self.protocol_version, None,
+                              column_encryption_policy=_policy(self.policy))
+
+
+def _first_rows(body: bytes, rows_at: int, keep: int) -> bytes:
+    """The body with only its first ``keep`` rows (cells are walked, not decoded)."""
+    meta = read_rows_metadata(body, 4, len(body), "RESULT rows metadata")
+    columns = meta.column_count
+    p = rows_at + 4
+    end = len(body)
+    for _ in range(keep * columns):
+        if p + 4 > end:
+            break  # a truncated body: decode_columns reports it
+        n = _I32.unpack_from(body, p)[0]
+        p += 4 + max(n, 0)
+    return body[:rows_at] + _I32.pack(keep) + body[rows_at + 4: p]
+
+
+def _page_factory(_names: object, rows: object) -> list[object]:
+    """The row factory of a columnar request: the page itself, untouched."""
+    return [rows]
+
+
+def _columnar_message(base: type[ResultMessage]) -> type[ResultMessage]:
+    class ColumnarResultMessage(base):  # type: ignore[valid-type,misc]
+        """The session's RESULT message, keeping a Rows body as is (a :class:`RawPage`)."""
+
+        def recv_results_rows(self, f: Any, protocol_version: int, user_type_map: Any,
+                              result_metadata: Any, column_encryption_policy: Any) -> None:
+            start = f.tell()
+            f.seek(start - 4)  # recv_body has just read the kind
+            page = RawPage(f.read(), protocol_version, column_encryption_policy)
+            self.paging_state = page.paging_state
+            self.parsed_rows = page
+
+    ColumnarResultMessage.__qualname__ = ColumnarResultMessage.__name__
+    return ColumnarResultMessage
+
+
+_handlers: weakref.WeakKeyDictionary[type, type] = weakref.WeakKeyDictionary()
+_handlers_lock: Final = threading.Lock()
+
+
+def columnar_handler(base: type[_ProtocolHandler]) -> type[_ProtocolHandler]:
+    """``base`` (a session's protocol handler) with RESULT Rows bodies kept raw (cached)."""
+    found = _handlers.get(base)
+    if found is None:
+        opcodes = dict(base.message_types_by_opcode)
+        rm = opcodes[ResultMessage.opcode]
+        if not (isinstance(rm, type) and issubclass(rm, ResultMessage)):
+            raise TypeError(f"the session's protocol handler {base.__name__} decodes RESULT "
+                            f"with {rm!r}, not a cassandra.protocol.ResultMessage subclass")
+        opcodes[ResultMessage.opcode] = _columnar_message(rm)
+        found = type("CqlcodecColumnarHandler", (base,), {
+            "message_types_by_opcode": opcodes,
+            "__doc__": "A session's protocol handler whose RESULT Rows bodies stay raw."})
+        with _handlers_lock:
+            _handlers[base] = found
+    return found
+
+
+# --------------------------------------------------------------------------- reading
+
+class ColumnPages:
+    """The pages of one query as :class:`~cqlcodec.ColumnBatch` es (see :func:`execute_columns`).
+
+    Iterating gives one batch per page, fetched and decoded as you go (single pass: a
+    batch is not kept here once given out). ``__arrow_c_stream__`` exports the
+    remaining pages as one Arrow stream (``pyarrow.table(pages)``,
+    ``polars.DataFrame(pages)``, DuckDB); :meth:`to_arrow`, :meth:`to_pandas` and
+    :meth:`to_polars` collect them into one table.
+    """
+
+    def __init__(self, future: ResponseFuture, fetch_size: int | None,
+                 limit: int | None) -> None:
+        self._future = future
+        self._fetch_size = fetch_size
+        self._limit = limit
+        self._delivered = 0
+        self._pending = True
+        self._pages = 0
+        self._first: RawPage | None = self._wait()
+
+    def _wait(self) -> RawPage:
+        rows = self._future.result().current_rows
+        page = rows[0] if len(rows) == 1 else None
+        if not isinstance(page, RawPage):
+            raise CodecError("the statement returned no rows result (execute_columns is for "
+                             "queries that return rows)")
+        self._pending = False
+        return page
+
+    @property
+    def pages_fetched(self) -> int:
+        """How many pages have been given out so far."""
+        return self._pages
+
+    @property
+    def rows_fetched(self) -> int:
+        """How many rows have been given out so far."""
+        return self._delivered
+
+    def __iter__(self) -> Iterator[ColumnBatch]:
+        return self
+
+    def __next__(self) -> ColumnBatch:
+        page = self._first
+        self._first = None
+        if page is None:
+            if not self._pending:
+                raise StopIteration
+            page = self._wait()
+        keep: int | None = None
+        if self._limit is not None:
+            keep = self._limit - self._delivered
+        more = page.paging_state is not None and (keep is None or keep > page.num_rows)
+        if more:  # the next page travels while this one is decoded
+            message = self._future.message
+            if keep is not None:
+                size = keep - page.num_rows
+                message.fetch_size = size if not message.fetch_size else min(message.fetch_size, size)
+            self._future.start_fetching_next_page()
+            self._pending = True
+        batch = page.decode(keep)
+        self._delivered += batch.num_rows
+        self._pages += 1
+        return batch
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Arrow PyCapsule interface: the remaining pages as one stream of record batches
+        (pulled page by page as the consumer reads)."""
+        first = next(self, None)
+        if first is None:
+            raise CodecError("the pages of this query have already been read")
+        while len(first) == 0:  # the schema comes from a page with rows, if there is one
+            following = next(self, None)
+            if following is None:
+                break
+            first = following
+        return stream_capsule_of(self, first)
+
+    def to_arrow(self) -> Any:
+        """The remaining pages as one ``pyarrow.Table`` (one record batch per page)."""
+        import pyarrow
+
+        return pyarrow.RecordBatchReader.from_stream(self).read_all()
+
+    def to_pandas(self) -> Any:
+        """The remaining pages as one pandas DataFrame with ``pandas.ArrowDtype``
+        columns (see :meth:`cqlcodec.ColumnBatch.to_pandas`); needs pyarrow."""
+        import pandas
+
+        return self.to_arrow().to_pandas(types_mapper=pandas.ArrowDtype)
+
+    def to_polars(self) -> Any:
+        """The remaining pages as one polars DataFrame (pages concatenated without
+        copying; see :meth:`cqlcodec.ColumnBatch.to_polars` for durations)."""
+        import polars
+
+        frames: list[Any] = []
+        empty: Any = None
+        for batch in self:  # an empty page may type a column differently: leave it out
+            if len(batch):
+                frames.append(batch.to_polars())
+            elif empty is None:
+                empty = batch.to_polars()
+        if not frames:
+            return empty
+        if len(frames) == 1:
+            return frames[0]
+        return polars.concat(frames, how="vertical_relaxed", rechunk=False)
+
+
+def execute_columns(session: Session, statement: str | Statement | PreparedStatement,
+                    parameters: Sequence[Any] | Mapping[str, Any] | None = None, *,
+                    fetch_size: int | None = None, limit: int | None = None,
+                    execution_profile: object = EXEC_PROFILE_DEFAULT) -> ColumnPages:
+    """Run a query and return its pages as columns (a :class:`ColumnPages`).
+
+    ``statement`` is a query string (``%s`` parameters), a ``SimpleStatement``, a
+    ``PreparedStatement`` (bound with ``parameters``) or a ``BoundStatement``.
+    ``fetch_size`` is the page size in rows (default: the statement's, else the
+    session's); ``limit`` stops after that many rows (no later page is requested).
+    The first page is awaited here, so a failing query raises now; the others are
+    requested one ahead of the one being decoded.
+    """
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if fetch_size is not None and fetch_size < 1:
+        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+    future = session._create_response_future(
+        statement, parameters, False, {}, _NOT_SET, execution_profile, None, None)
+    future._protocol_handler = columnar_handler(session.client_protocol_handler)
+    future.row_factory = _page_factory
+    message = future.message
+    if getattr(message, "skip_meta", False):
+        message.skip_meta = False  # every page describes its columns
+    if fetch_size is not None:
+        message.fetch_size = fetch_size
+    if limit is not None:
+        message.fetch_size = limit if not message.fetch_size else min(message.fetch_size, limit)
+    session._on_request(future)
+    future.send_request()
+    return ColumnPages(future, fetch_size, limit)
+
+
+# --------------------------------------------------------------------------- writing
+
+class InsertFailure:
+    """One row that was not written: its index in the columns and the error."""
+
+    __slots__ = ("row", "error")
+
+    def __init__(self, row: int, error: BaseException) -> None:
+        self.row = row
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"InsertFailure(row={self.row}, error={self.error!r})"
+
+
+class InsertResult:
+    """What :func:`insert_columns` did: ``rows`` given, ``requests`` sent (statements or
+    batches) and the ``failures`` (one :class:`InsertFailure` per row not written)."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.requests = 0
+        self.failures: list[InsertFailure] = []
+
+    @property
+    def written(self) -> int:
+        """Rows the server acknowledged."""
+        return self.rows - len(self.failures)
+
+    def __repr__(self) -> str:
+        return (f"InsertResult(rows={self.rows}, requests={self.requests}, "
+                f"failures={len(self.failures)})")
+
+
+class InsertError(CodecError):
+    """Some rows of :func:`insert_columns` failed; ``result`` holds every failure (the other
+    rows were written)."""
+
+    def __init__(self, result: InsertResult) -> None:
+        first = result.failures[:3]
+        shown = "; ".join(f"row {f.row}: {type(f.error).__name__}: {f.error}" for f in first)
+        more = f" (and {len(result.failures) - len(first)} more)" if len(result.failures) > 3 else ""
+        super().__init__(f"{len(result.failures)} of {result.rows} rows were not written: "
+                         f"{shown}{more}")
+        self.result = result
+
+
+def _prepared_of(ps: PreparedStatement) -> Prepared:
+    if _Glue.prepared_of is None:
+        raise CodecError("import cqlcodec.driver to insert columns")
+    return _Glue.prepared_of(ps)
+
+
+def _driver_statement(ps: PreparedStatement, bound: Bound) -> BoundStatement:
+    values: list[Any] = list(bound.values)
+    if UNSET in values:
+        values = [UNSET_VALUE if v is UNSET else v for v in values]
+    stmt = BoundStatement(ps, routing_key=bound.routing_key)
+    stmt.values = values
+    return stmt
+
+
+def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
+              group: Callable[[BoundStatement], object] | None,
+              batch_bytes: int, batch_type: Any, failures: list[InsertFailure]
+              ) -> tuple[list[Statement], list[list[int]]]:
+    """The statements (or batches of the rows ``group`` puts together) for rows
+    ``first_row``..., and the rows each one writes. A row without a routing key (a null
+    partition-key value) is a failure, never sent."""
+    statements: list[Statement] = []
+    rows_of: list[list[int]] = []
+    groups: dict[object, list[tuple[int, BoundStatement, int]]] = {}
+    for i, b in enumerate(bound):
+        row = first_row + i
+        try:
+            stmt = _driver_statement(ps, b)
+        except CodecError as exc:
+            failures.append(InsertFailure(row, exc))
+            continue
+        if group is None:
+            statements.append(stmt)
+            rows_of.append([row])
+            continue
+        size = sum([len(v) for v in b.values if isinstance(v, bytes)])
+        groups.setdefault(group(stmt), []).append((row, stmt, size))
+    for members in groups.values():
+        start = 0
+        while start < len(members):
+            batch = BatchStatement(batch_type=batch_type, consistency_level=ps.consistency_level)
+            rows: list[int] = []
+            used = 0
+            while start < len(members) and (not rows or used + members[start][2] <= batch_bytes):
+                row, stmt, size = members[start]
+                batch.add(stmt)
+                rows.append(row)
+                used += size
+                start += 1
+            statements.append(batch)
+            rows_of.append(rows)
+    return statements, rows_of
+
+
+def _replicas_of(session: Session) -> Callable[[BoundStatement], object]:
+    metadata = session.cluster.metadata
+
+    def replicas(stmt: BoundStatement) -> object:
+        hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
+        return tuple(sorted([str(h.endpoint) for h in hosts]))
+    return replicas
+
+
+def _routing_key_of(stmt: BoundStatement) -> object:
+    return stmt.routing_key
+
+
+def insert_columns(session: Session, prepared_statement: PreparedStatement, columns: object, *,
+                   concurrency: int = 64, batch_by_partition: bool = False,
+                   batch_by_replica: bool = False,
+                   batch_bytes: int = 5 * 1024, chunk_rows: int = 4096,
+                   raise_on_error: bool = True,
+                   execution_profile: object = EXEC_PROFILE_DEFAULT) -> InsertResult:
+    """Write every row of ``columns`` with ``prepared_statement`` (an INSERT or UPDATE
+    prepared on ``session``) and return an :class:`InsertResult`.
+
+    ``columns`` is what :meth:`cqlcodec.Prepared.bind_columnar` takes (a mapping of bind
+    column name to numpy array, 2-D array for vectors, pyarrow/polars/pandas column or
+    sequence, or a table). Rows are bound ``chunk_rows`` at a time and sent with the
+    driver's ``execute_concurrent``, at most ``concurrency`` requests in flight.
+    ``batch_by_partition=True`` sends the rows of one partition (same routing key) of a
+    chunk together as UNLOGGED batches (COUNTER batches for counter updates) of at most
+    ``batch_bytes`` of values (Cassandra warns above 5 KiB by default), one row alone
+    when it is larger. ``batch_by_replica=True`` puts rows of different partitions
+    owned by the same replicas (the driver's token map) into one UNLOGGED batch, which
+    cuts the requests, and so the client's CPU, by the rows per batch; the server warns
+    about such batches beyond ``unlogged_batch_across_partitions_warn_threshold``
+    partitions and ``batch_size_warn_threshold`` (the driver logs those warnings), and
+    refuses batches beyond ``batch_size_fail_threshold`` (50 KiB by default).
+
+    Every row that fails (a server error, a timeout, a null partition key) is reported
+    as an :class:`InsertFailure`; nothing is dropped silently: with ``raise_on_error``
+    (the default) :class:`InsertError` is raised after all rows were tried. A
+    :class:`cqlcodec.BindError` (a value that cannot be encoded, naming column and row)
+    is raised before the chunk holding that row is sent: the chunks before it
+    (rows below ``err.row - err.row % chunk_rows``) have been written.
+    """
+    if concurrency < 1 or chunk_rows < 1:
+        raise ValueError("concurrency and chunk_rows must be at least 1")
+    if batch_by_partition and batch_by_replica:
+        raise ValueError("batch_by_partition and batch_by_replica exclude each other")
+    group = (_routing_key_of if batch_by_partition else
+             _replicas_of(session) if batch_by_replica else None)
+    prepared = _prepared_of(prepared_statement)
+    binder = ColumnarBinder(prepared, columns)
+    result = InsertResult(binder.num_rows)
+    counter = any(c.type.unwrapped().kind == K.COUNTER for c in prepared.bind_columns)
+    batch_type = BatchType.COUNTER if counter else BatchType.UNLOGGED
+    for start in range(0, binder.num_rows, chunk_rows):
+        stop = min(binder.num_rows, start + chunk_rows)
+        bound = binder.bind_rows(start, stop)
+        statements, rows_of = _requests(prepared_statement, bound, start, group, batch_bytes,
+                                        batch_type, result.failures)
+        del bound
+        outcomes = execute_concurrent(session, [(s, None) for s in statements], concurrency,
+                                      raise_on_first_error=False,
+                                      execution_profile=execution_profile)
+        for (ok, outcome), rows in zip(outcomes, rows_of):
+            if not ok:
+                result.failures.extend([InsertFailure(r, outcome) for r in rows])
+        result.requests += len(statements)
+    result.failures.sort(key=lambda f: f.row)
+    if result.failures and raise_on_error:
+        raise InsertError(result)
+    return result
