@@ -168,10 +168,13 @@ def bench_server(session: nox.Session) -> None:
 # scylla-driver and cassandra-driver both install the `cassandra` package, and both
 # builds install `cqlcodec`, so each implementation gets its own venv; benchmarks/run.py
 # (run in the session venv, which imports none of them) drives one worker per venv.
+# W7 (DataFrames) needs pandas, pyarrow and polars: only in the venvs that run it; the
+# cassandra-driver venv stays without them (W7 compares with scylla-driver).
+BENCH_FRAMES = ["pandas>=2.2", "pyarrow>=16", "polars>=1.0"]
 BENCH_ENVS = {  # venv -> (requirements, implementations its worker hosts)
-    "cqlcodec-compiled": (["numpy>=1.24"], "cqlcodec,floor"),
-    "cqlcodec-pure": (["numpy>=1.24"], "cqlcodec-pure"),
-    "scylla-driver": (["scylla-driver>=3.29,<3.30", "numpy>=1.24"], "scylla"),
+    "cqlcodec-compiled": (["numpy>=1.24", *BENCH_FRAMES], "cqlcodec,floor"),
+    "cqlcodec-pure": (["numpy>=1.24", *BENCH_FRAMES], "cqlcodec-pure"),
+    "scylla-driver": (["scylla-driver>=3.29,<3.30", "numpy>=1.24", *BENCH_FRAMES], "scylla"),
     "cassandra-driver": (["cassandra-driver==3.30.1", "numpy>=1.24"], "cassandra,cassandra-py"),
 }
 BENCH_SOURCES = ["cqlcodec", "_build_backend", "stubs", "setup.py", "pyproject.toml", "README.md",

@@ -3,8 +3,9 @@
 The impl name says which build is expected (``cqlcodec`` = compiled, ``cqlcodec-pure``
 = interpreted) and the adapter refuses to run if ``cqlcodec.COMPILED`` disagrees.
 Public API only: ``parse_type``, ``CqlType.serialize/deserialize``, ``Prepared``,
-``ColumnSpec``, ``decode_result``, ``Prepared.bind``, ``find_deserializer``, ``make_deserializers``.
-A case whose API is not there (yet) is reported as n/a with the missing name.
+``ColumnSpec``, ``decode_result``, ``decode_columns``, ``Prepared.bind``,
+``find_deserializer``, ``make_deserializers``. A case whose API is not there (yet) is
+reported as n/a with the missing name, a DataFrame case without its library likewise.
 """
 
 from __future__ import annotations
@@ -116,6 +117,10 @@ class CqlcodecAdapter:
                 return self._rows_bench(rc.prepared, self.prepared([], rc.columns), case.id, rc.rows,
                                         numpy_vectors=kind == "rows_numpy")
             return self._rows_bench(rc.unprepared, None, case.id, rc.rows)
+        if kind in ("columns", "columns_numpy"):
+            return self._columns(case)
+        if kind in ("frame", "rows_frame"):
+            return self._frame(case)
         if kind == "bind":
             bc = wl.bind_case(case.key)
             prepared = self.prepared(bc.columns, [])
@@ -142,6 +147,61 @@ class CqlcodecAdapter:
             return self._rows_bench(wl.rows_body(columns, [], False), None, case.id, [])
         raise h.Unsupported(kind)
 
+    def _columns(self, case: h.Case) -> h.Bench:
+        """W5 through decode_columns: the batch, every column's numpy form, or (d) the
+        embeddings as one float32 matrix."""
+        rc = wl.rows_case(case.key)
+        env: dict[str, object] = {"decode": self.api("decode_columns"), "body": rc.prepared,
+                                  "prepared": self.prepared([], rc.columns)}
+        what = f"{self.name} {case.id}"
+        expected = h.transpose(rc.rows)
+        if case.kind == "columns_numpy":
+            bench = h.Bench("[c.to_numpy() for c in decode(body, 4, prepared)]", env,
+                            "decode_columns + Column.to_numpy() of every column")
+            arrays: Any = h.run_once(bench)
+            h.check(what, [a.tolist() for a in arrays], expected)
+            return bench
+        if case.key == "d":
+            bench = h.Bench("decode(body, 4, prepared)['embedding'].to_numpy()", env,
+                            "decode_columns + Column.to_numpy(): (rows, 768) float32 matrix")
+            matrix: Any = h.run_once(bench)
+            if (type(matrix) is not np.ndarray or matrix.dtype != np.float32
+                    or matrix.shape != (len(rc.rows), rc.columns[1][1].dim)):
+                raise h.CheckFailed(f"{what}: expected a plain float32 ndarray of shape "
+                                    f"({len(rc.rows)}, {rc.columns[1][1].dim}), got {matrix!r:.120}")
+            h.check(what, matrix, expected[1])
+            return bench
+        bench = h.Bench("decode(body, 4, prepared)", env, "cqlcodec.decode_columns")
+        batch: Any = h.run_once(bench)
+        if list(batch.names) != [n for n, _s in rc.columns] or batch.num_rows != len(rc.rows):
+            raise h.CheckFailed(f"{what}: batch {batch!r:.160} does not match the columns and rows")
+        h.check(what, [c.to_pylist() for c in batch], expected)
+        return bench
+
+    def _frame(self, case: h.Case) -> h.Bench:
+        """W7: the page into a DataFrame, through decode_columns (``frame``) or through
+        the rows of decode_result (``rows_frame``, as a user of the row path does)."""
+        try:
+            library: Any = importlib.import_module(case.key)
+        except ImportError:
+            raise h.Unsupported(f"{case.key} is not installed here") from None
+        rc = wl.page_case(case.nrows)
+        names = [n for n, _s in rc.columns]
+        env: dict[str, object] = {"body": rc.prepared, "prepared": self.prepared([], rc.columns)}
+        if case.kind == "rows_frame":
+            env.update(decode=self.api("decode_result"), DataFrame=library.DataFrame, names=names)
+            bench = h.Bench("DataFrame(decode(body, 4, prepared).rows, columns=names)", env,
+                            "decode_result rows + pandas.DataFrame(rows)", clock="process", warmup=False)
+        else:
+            env["decode"] = self.api("decode_columns")
+            note = f"decode_columns(...).to_{case.key}()"
+            if case.key == "pandas":
+                note += " (pyarrow: ArrowDtype columns)" if _has("pyarrow") else " (no pyarrow: numpy columns)"
+            bench = h.Bench(f"decode(body, 4, prepared).to_{case.key}()", env, note,
+                            clock="process", warmup=False)
+        h.check_frame(f"{self.name} {case.id}", h.run_once(bench), names, rc.rows)
+        return bench
+
     def _vector(self, case: h.Case) -> h.Bench:
         t = self.cqltype(wl.parse_spec(f"vector<float,{case.dim}>"))
         values = wl.vector_value(case.dim)
@@ -162,3 +222,12 @@ class CqlcodecAdapter:
         arr = np.asarray(values, dtype=np.float32)
         h.check(f"{self.name} {case.id}", t.serialize(arr, 4), data)
         return h.Bench("ser(arr, 4)", {"ser": t.serialize, "arr": arr}, "CqlType.serialize(float32 ndarray)")
+
+
+def _has(module: str) -> bool:
+    """Whether ``module`` can be imported here."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True

@@ -14,6 +14,11 @@ imported with importlib, so mypy sees it as ``Any``.
 Direct (de)serialization is ``cqltype.deserialize(data, 4)`` / ``serialize(v, 4)`` on
 classes built with ``apply_parameters``; bind is ``PreparedStatement.bind`` and
 ``BoundStatement.bind`` with bind metadata from the driver's own PREPARED parser.
+
+Columnar (W5 columnar) is the driver's ``NumpyProtocolHandler`` (Cython only): a dict of
+numpy masked arrays for six numeric types, object arrays for the rest. If it raises
+(cassandra-driver 3.30.1 on numpy 2: ``ndarray.newbyteorder`` is gone) the case is
+reported as failing, not timed. W7 is the Cython rows plus ``pandas.DataFrame(rows)``.
 """
 
 from __future__ import annotations
@@ -175,6 +180,12 @@ class DriverAdapter:
             if case.flag:
                 return self._rows_bench(rc.prepared, self.result_metadata(rc.columns), case.id, rc.rows)
             return self._rows_bench(rc.unprepared, None, case.id, rc.rows)
+        if kind == "columns":
+            return self._numpy_handler(case)
+        if kind == "rows_frame":
+            return self._rows_frame(case)
+        if kind in ("columns_numpy", "frame"):
+            raise h.Unsupported("no columnar path but NumpyProtocolHandler (W5/columnar/*)")
         if kind == "bind":
             return self._bind(case)
         if kind == "make_deserializers":
@@ -193,6 +204,72 @@ class DriverAdapter:
                 return self._rows_bench(body, self.result_metadata(columns), case.id, [])
             return self._rows_bench(wl.rows_body(columns, [], prepared=False), None, case.id, [])
         raise h.Unsupported(f"{self.name} has no equivalent of {kind}")
+
+    def _numpy_handler(self, case: h.Case) -> h.Bench:
+        """W5 through NumpyProtocolHandler on the same body and metadata as the row path;
+        for (d), the embeddings are then stacked into one float32 matrix."""
+        if not self.cython:
+            raise h.Unsupported("NumpyProtocolHandler exists only with the Cython extensions")
+        handler = getattr(self.protocol, "NumpyProtocolHandler", None)
+        if handler is None:
+            raise h.Unsupported("cassandra.protocol.NumpyProtocolHandler is None (numpy not importable)")
+        rc = wl.rows_case(case.key)
+        np: Any = _module("numpy")
+        env: dict[str, object] = {"decode": handler.decode_message, "body": rc.prepared,
+                                  "md": self.result_metadata(rc.columns), "udt": {},
+                                  "features": self.features, "array": np.array, "f4": np.float32}
+        what = f"{self.name} {case.id}"
+        if case.key == "d":
+            bench = h.Bench(f"m = {self._decode_stmt()}\narray(m.parsed_rows['embedding'].tolist(), f4)", env,
+                            "NumpyProtocolHandler (object array of lists) + numpy.array(..., float32)")
+        else:
+            bench = h.Bench(self._decode_stmt(), env, "NumpyProtocolHandler.decode_message")
+        try:
+            msg = handler.decode_message(*self._decode_args(rc.prepared, env["md"]))
+        except Exception as exc:
+            raise h.PeerFails(f"NumpyProtocolHandler raises {type(exc).__name__}: {exc}") from exc
+        if msg.parsed_rows is None:
+            raise h.PeerFails("NumpyProtocolHandler returns no rows (parsed_rows is None: it swallows the "
+                              f"error of its numpy parser{self._numpy_parser_error(np)})")
+        got: Any = h.run_once(bench)
+        expected = h.transpose(rc.rows)
+        if case.key == "d":
+            if got.dtype != np.float32 or got.shape != (len(rc.rows), rc.columns[1][1].dim):
+                raise h.CheckFailed(f"{what}: matrix of {got.dtype} {got.shape}")
+            h.check(what, got, expected[1])
+        else:
+            arrays = got.parsed_rows
+            h.check(what, [arrays[name].tolist() for name, _s in rc.columns], expected)
+        return bench
+
+    def _numpy_parser_error(self, np: Any) -> str:
+        """``, which is: <error>`` when the driver's byte-order fix-up of the numpy parser
+        raises on a big-endian array (numpy 2 removed ``ndarray.newbyteorder``), else ``""``."""
+        try:
+            _module("cassandra.numpy_parser").make_native_byteorder(np.zeros(1, ">i4"))
+        except Exception as exc:
+            return f", which is: {type(exc).__name__}: {exc}"
+        return ""
+
+    def _rows_frame(self, case: h.Case) -> h.Bench:
+        """W7: the Cython rows, then ``pandas.DataFrame(rows, columns=names)`` (the driver's
+        row factory is left out, which only spares the driver work)."""
+        if not self.cython:
+            raise h.Unsupported("W7 compares with the drivers' Cython path")
+        try:
+            pandas: Any = _module("pandas")
+        except ImportError:
+            raise h.Unsupported("pandas is not installed here") from None
+        rc = wl.page_case(case.nrows)
+        names = [name for name, _s in rc.columns]
+        env: dict[str, object] = {"decode": self.handler.decode_message, "body": rc.prepared,
+                                  "md": self.result_metadata(rc.columns), "udt": {},
+                                  "features": self.features, "DataFrame": pandas.DataFrame, "names": names}
+        bench = h.Bench(f"DataFrame({self._decode_stmt()}.parsed_rows, columns=names)", env,
+                        f"{self.handler.__name__} rows + pandas.DataFrame(rows)", clock="process",
+                        warmup=False)
+        h.check_frame(f"{self.name} {case.id}", h.run_once(bench), names, rc.rows)
+        return bench
 
     def _bind(self, case: h.Case) -> h.Bench:
         bc = wl.bind_case(case.key)

@@ -1,4 +1,3 @@
-# ruff: noqa: B023  (each timed lambda runs inside the iteration that made it)
 """Quick side-by-side timing of the columnar path (one process, thread CPU time, best of 7).
 
     PYTHONPATH=<cqlcodec build>:benchmarks python benchmarks/columnar_quick.py
@@ -49,9 +48,35 @@ def driver_rows() -> Callable[[bytes], object] | None:
 
 
 def w7_body() -> bytes:
-    columns = W.columns_of(W.ROWS_SPECS["a"][0])
-    rows = W.gen_rows(columns, 100_000, W.SEED + 7)
-    return W.rows_body(columns, rows, False)
+    return W.page_case().unprepared
+
+
+def one_case(label: str, body: bytes, drv: Callable[[bytes], object] | None) -> None:
+    rows = best(lambda: cqlcodec.decode_result(body, 4))
+    cols = best(lambda: cqlcodec.decode_columns(body, 4))
+    numpy_all = best(lambda: [c.to_numpy() for c in cqlcodec.decode_columns(body, 4)])
+    line = (f"{label}: rows {rows:9.1f} µs  columns {cols:9.1f} µs ({rows / cols:5.2f}x)"
+            f"  columns+to_numpy {numpy_all:9.1f} µs")
+    if drv is not None:
+        d = best(lambda: drv(body))
+        line += f"  driver rows {d:9.1f} µs (columns {d / cols:5.2f}x faster)"
+    print(line, flush=True)
+    if not label.startswith("W7"):
+        return
+    try:
+        import pandas
+    except ImportError:
+        return
+
+    frame = best(lambda: cqlcodec.decode_columns(body, 4).to_pandas(), 3)
+    print(f"  to_pandas {frame:9.1f} µs; peak memory: columns "
+          f"{peak(lambda: cqlcodec.decode_columns(body, 4).to_pandas()) / 1e6:.1f} MB, "
+          f"rows + DataFrame "
+          f"{peak(lambda: pandas.DataFrame(cqlcodec.decode_rows_result(body, 4).rows)) / 1e6:.1f} MB",
+          flush=True)
+    if drv is not None:
+        d = best(lambda: pandas.DataFrame(drv(body)), 3)
+        print(f"  driver rows + DataFrame {d:9.1f} µs ({d / frame:5.2f}x)", flush=True)
 
 
 def main() -> None:
@@ -60,30 +85,7 @@ def main() -> None:
     cases = [(f"W5 ({k})", W.rows_case(k).unprepared) for k in "cde"]
     cases.append(("W7 100k x 10", w7_body()))
     for label, body in cases:
-        rows = best(lambda: cqlcodec.decode_result(body, 4))
-        cols = best(lambda: cqlcodec.decode_columns(body, 4))
-        numpy_all = best(lambda: [c.to_numpy() for c in cqlcodec.decode_columns(body, 4)])
-        line = (f"{label}: rows {rows:9.1f} µs  columns {cols:9.1f} µs ({rows / cols:5.2f}x)"
-                f"  columns+to_numpy {numpy_all:9.1f} µs")
-        if drv is not None:
-            d = best(lambda: drv(body))
-            line += f"  driver rows {d:9.1f} µs (columns {d / cols:5.2f}x faster)"
-        print(line, flush=True)
-        if label.startswith("W7"):
-            try:
-                import pandas
-            except ImportError:
-                continue
-
-            frame = best(lambda: cqlcodec.decode_columns(body, 4).to_pandas(), 3)
-            print(f"  to_pandas {frame:9.1f} µs; peak memory: columns "
-                  f"{peak(lambda: cqlcodec.decode_columns(body, 4).to_pandas()) / 1e6:.1f} MB, "
-                  f"rows + DataFrame "
-                  f"{peak(lambda: pandas.DataFrame(cqlcodec.decode_rows_result(body, 4).rows)) / 1e6:.1f} MB",
-                  flush=True)
-            if drv is not None:
-                d = best(lambda: pandas.DataFrame(drv(body)), 3)
-                print(f"  driver rows + DataFrame {d:9.1f} µs ({d / frame:5.2f}x)", flush=True)
+        one_case(label, body, drv)
 
 
 if __name__ == "__main__":

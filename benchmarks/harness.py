@@ -13,9 +13,10 @@ import gc
 import math
 import time
 import timeit
+import uuid
 from dataclasses import dataclass, field
-from datetime import date
-from typing import Callable, Final, Protocol
+from datetime import date, datetime, timezone
+from typing import Any, Callable, Final, Protocol
 
 import workloads as wl
 
@@ -51,6 +52,10 @@ class CheckFailed(AssertionError):
     """A benchmark's result differs from the expected value."""
 
 
+class PeerFails(Exception):
+    """The implementation's own code raises on this case (reported as 'fails', not timed)."""
+
+
 @dataclass(frozen=True)
 class Case:
     """One workload input; ``kind`` selects what the adapters build."""
@@ -69,6 +74,11 @@ class Case:
         """The W3/W4 case this refers to (``kind`` scalar_*)."""
         return wl.SCALAR_CASES[self.index]
 
+    @property
+    def memory(self) -> bool:
+        """Whether run.py also measures the peak memory of one operation (W7)."""
+        return self.group == "W7"
+
 
 @dataclass(frozen=True)
 class Derived:
@@ -84,11 +94,19 @@ class Derived:
 
 @dataclass
 class Bench:
-    """A timed statement, its globals, and a description of the path it takes."""
+    """A timed statement, its globals, and a description of the path it takes.
+
+    ``clock`` is ``"thread"`` (the calling thread's CPU time) or ``"process"`` (every
+    thread's, for libraries that convert in thread pools: pyarrow, polars).
+    ``warmup=False`` skips the untimed loops before each timing (for operations that
+    take a large part of a second each, where a warm-up only costs time).
+    """
 
     stmt: str
     globals: dict[str, object] = field(default_factory=dict)
     note: str = ""
+    clock: str = "thread"
+    warmup: bool = True
 
 
 class Adapter(Protocol):
@@ -138,6 +156,20 @@ def _rows_cases() -> list[Case]:
     return out
 
 
+def _columnar_cases() -> list[Case]:
+    out = [Case(f"W5/columnar/{k}", "W5col", "columns", key=k) for k in "bcde"]
+    out += [Case(f"W5/columnar-numpy/{k}", "W5col", "columns_numpy", key=k) for k in "bce"]
+    return out
+
+
+def _frame_cases() -> list[Case]:
+    return [
+        Case("W7/rows-pandas", "W7", "rows_frame", key="pandas", nrows=wl.W7_ROWS),
+        Case("W7/pandas", "W7", "frame", key="pandas", nrows=wl.W7_ROWS),
+        Case("W7/polars", "W7", "frame", key="polars", nrows=wl.W7_ROWS),
+    ]
+
+
 def _bind_cases() -> list[Case]:
     out = [Case(f"W6/bind/{k}", "W6", "bind", key=k) for k in wl.BIND_SPECS]
     out += [Case(f"W6/rebind/{k}", "W6", "bind", key=k, flag=True) for k in wl.BIND_SPECS]
@@ -158,17 +190,20 @@ def _cache_cases() -> list[Case]:
 
 
 CASES: Final[list[Case]] = (
-    _vector_cases() + _scalar_cases() + _rows_cases() + _bind_cases() + _cache_cases()
+    _vector_cases() + _scalar_cases() + _rows_cases() + _columnar_cases() + _bind_cases()
+    + _frame_cases() + _cache_cases()
 )
 CASES_BY_ID: Final[dict[str, Case]] = {c.id: c for c in CASES}
-GROUPS: Final = ("W1", "W2", "W3", "W4", "W5", "W6", "cache")
+GROUPS: Final = ("W1", "W2", "W3", "W4", "W5", "W5col", "W6", "W7", "cache")
 GROUP_TITLES: Final[dict[str, str]] = {
     "W1": "W1 vector<float,D> deserialize",
     "W2": "W2 vector<float,D> serialize",
     "W3": "W3 scalar/collection deserialize",
     "W4": "W4 scalar/collection serialize",
     "W5": "W5 RESULT/Rows end to end",
+    "W5col": "W5 columnar: decode_columns vs the row paths and the drivers' NumpyProtocolHandler",
     "W6": "W6 bind",
+    "W7": "W7 one page of 100,000 rows x 10 mixed columns into a DataFrame",
     "cache": "cache lookups and parse descriptions",
 }
 
@@ -192,8 +227,9 @@ DERIVED: Final[list[Derived]] = _derived()
 
 
 def make_timer(bench: Bench) -> timeit.Timer:
-    """A ``timeit.Timer`` on the thread's CPU clock (GC off while timing, timeit's default)."""
-    return timeit.Timer(bench.stmt, globals=bench.globals, timer=time.thread_time)
+    """A ``timeit.Timer`` on the bench's CPU clock (GC off while timing, timeit's default)."""
+    clock = time.process_time if bench.clock == "process" else time.thread_time
+    return timeit.Timer(bench.stmt, globals=bench.globals, timer=clock)
 
 
 def calibrate(bench: Bench, min_time: float) -> int:
@@ -218,14 +254,16 @@ def calibrate(bench: Bench, min_time: float) -> int:
 def measure(bench: Bench, number: int, repeat: int = 1) -> list[float]:
     """``repeat`` timings of ``number`` loops, as seconds per operation.
 
-    Each timing follows a collection of the cyclic GC and an untimed warm-up of a
-    tenth of the loops, so the timed loops start with warm caches.
+    Each timing follows a collection of the cyclic GC and (unless ``bench.warmup`` is
+    off) an untimed warm-up of a tenth of the loops, so the timed loops start with warm
+    caches.
     """
     timer = make_timer(bench)
     out = []
     for _i in range(repeat):
         gc.collect()
-        timer.timeit(max(1, number // 10))
+        if bench.warmup:
+            timer.timeit(max(1, number // 10))
         out.append(timer.timeit(number) / number)
     return out
 
@@ -269,6 +307,41 @@ def check(what: str, got: object, expected: object) -> None:
     if normalize(got) != normalize(expected):
         raise CheckFailed(f"{what}: result differs from the expected value: "
                           f"got {_short(got)}, expected {_short(expected)}")
+
+
+def transpose(rows: list[wl.Row]) -> list[list[object]]:
+    """The columns of ``rows``, as lists."""
+    width = len(rows[0]) if rows else 0
+    return [[row[i] for row in rows] for i in range(width)]
+
+
+def _like(got: object, expected: object) -> object:
+    """``got`` (a cell read back from a DataFrame) in the Python type of ``expected``.
+
+    numpy scalars become Python scalars, 16 bytes become a UUID where a UUID is
+    expected, and an aware datetime (pandas Timestamp included) becomes naive UTC.
+    """
+    if got is None or expected is None:
+        return got
+    item = getattr(got, "item", None)
+    if callable(item) and type(got).__module__ == "numpy":
+        got = item()
+    if isinstance(expected, uuid.UUID) and isinstance(got, (bytes, bytearray)) and len(got) == 16:
+        return uuid.UUID(bytes=bytes(got))
+    if isinstance(expected, datetime) and isinstance(got, datetime) and got.tzinfo is not None:
+        return got.astimezone(timezone.utc).replace(tzinfo=None)
+    return got
+
+
+def check_frame(what: str, frame: Any, names: list[str], rows: list[wl.Row]) -> None:
+    """Raise CheckFailed unless the pandas or polars DataFrame ``frame`` holds ``rows``
+    (column names ``names``), cell by cell after :func:`_like` and :func:`normalize`."""
+    if list(frame.columns) != names or len(frame) != len(rows):
+        raise CheckFailed(f"{what}: DataFrame has columns {list(frame.columns)} and {len(frame)} rows, "
+                          f"expected {names} and {len(rows)} rows")
+    for name, column in zip(names, transpose(rows)):
+        got = frame[name].to_list()
+        check(f"{what} column {name}", [_like(g, e) for g, e in zip(got, column)], column)
 
 
 def _short(value: object) -> str:

@@ -5,13 +5,15 @@ both builds install ``cqlcodec``), so each gets a worker process (``worker.py``)
 that environment's interpreter. This process, which imports none of them, sends the
 workers one timing request at a time: rounds alternate implementations case by case,
 and only one worker runs at any moment. Times are thread CPU time with the cyclic GC
-off (``timeit``). Per (case, impl) the median over rounds is reported, plus the best.
+off (``timeit``); W7 (DataFrames, converted in thread pools) takes the process CPU time.
+Per (case, impl) the median over rounds is reported, plus the best. W7 also gets its
+peak memory, one fresh ``memprobe.py`` process per measurement.
 
     python benchmarks/run.py --worker PY=cqlcodec,floor --worker PY2=cqlcodec-pure \\
         --worker PY3=scylla --worker PY4=cassandra,cassandra-py [--full] [--out DIR]
 
 ``nox -s bench`` builds the environments and calls this. Output: one table per workload
-(Markdown), the targets, ``results.json`` (raw per-round times) and ``ratios.png``.
+(Markdown), the targets, ``results.json`` (raw per-round times, memory) and ``ratios.png``.
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ DP: Final = h.IMPL_CASSANDRA_PY
 F: Final = h.IMPL_FLOOR
 SHORT: Final[dict[str, str]] = {C: "C", P: "P", S: "S", D: "D", DP: "DP", F: "F"}
 
-MODES: Final[dict[str, tuple[float, int]]] = {  # mode -> (min_time per repeat, rounds)
-    "quick": (0.02, 5),
-    "full": (0.2, 7),
+MODES: Final[dict[str, tuple[float, int, int]]] = {  # mode -> (min_time per repeat, rounds, memory probes)
+    "quick": (0.02, 5, 1),
+    "full": (0.2, 7, 3),
 }
 
 # When a peer has no equivalent of a case (numpy output), its list path is the yardstick.
@@ -77,12 +79,13 @@ class WorkerProc:
             python = os.path.abspath(python)
         self.python = python
         self.impls = impls
-        env = dict(os.environ)
-        env.pop("PYTHONPATH", None)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self.cwd = cwd
+        self.env = dict(os.environ)
+        self.env.pop("PYTHONPATH", None)
+        self.env["PYTHONDONTWRITEBYTECODE"] = "1"
         self.proc = subprocess.Popen(
             [python, str(HERE / "worker.py"), *impls],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=cwd, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=cwd, env=self.env,
         )
         ready = self._read()
         if "fail" in ready:
@@ -104,6 +107,16 @@ class WorkerProc:
         if "fail" in reply:
             raise SystemExit(f"worker {self.impls}: {op} failed:\n{reply['fail']}")
         return reply["ok"]
+
+    def probe_memory(self, impl: str, case: str, body_file: Path) -> dict[str, Any]:
+        """Peak memory of one operation, in a fresh process of this environment (memprobe.py)."""
+        done = subprocess.run([self.python, str(HERE / "memprobe.py"), impl, case, str(body_file)],
+                              stdout=subprocess.PIPE, text=True, cwd=self.cwd, env=self.env, timeout=900)
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines:
+            raise SystemExit(f"memory probe {impl} {case} ({self.python}) failed (exit {done.returncode})")
+        reply: dict[str, Any] = json.loads(lines[-1])
+        return reply
 
     def close(self) -> None:
         try:
@@ -137,6 +150,8 @@ class Series:
 
 
 Results = dict[str, dict[str, Series]]  # case id -> impl -> series
+Memory = dict[str, dict[str, list[int]]]  # case id -> impl -> peak bytes per probe
+Status = dict[str, dict[str, dict[str, str]]]  # impl -> case id -> {"ok"|"na"|"fails"|"error": text}
 
 
 def derive(results: Results) -> None:
@@ -152,6 +167,11 @@ def derive(results: Results) -> None:
 def median_of(results: Results, case: str, impl: str) -> float | None:
     series = results.get(case, {}).get(impl)
     return series.median if series else None
+
+
+def memory_of(memory: Memory, case: str, impl: str) -> float | None:
+    peaks = memory.get(case, {}).get(impl)
+    return float(statistics.median(peaks)) if peaks else None
 
 
 def ratio(results: Results, case: str, num: str, den: str, fallback: bool) -> tuple[float | None, bool]:
@@ -260,6 +280,89 @@ def values_per_op(case_id: str) -> int:
     return 0
 
 
+def _cell(results: Results, status: Status, case: str, impl: str) -> str:
+    """A time cell: the median, or 'fails' when the implementation's own code failed."""
+    if "fails" in status.get(impl, {}).get(case, {}):
+        return "fails"
+    return fmt_time(median_of(results, case, impl))
+
+
+def _over(results: Results, num_case: str, num: str, case: str, den: str) -> str:
+    n, d = median_of(results, num_case, num), median_of(results, case, den)
+    return "" if n is None or d is None or d <= 0 else fmt_ratio(n / d)
+
+
+COLUMNAR_ROWS: Final[list[tuple[str, str, str]]] = [  # label, case, W5 key
+    ("(b) 100 x 5", "W5/columnar/b", "b"),
+    ("(c) 1000 x 5", "W5/columnar/c", "c"),
+    ("(d) 100 x (int, vector<float,768>) as a float32 matrix", "W5/columnar/d", "d"),
+    ("(e) 1000 x 5, 20 % nulls", "W5/columnar/e", "e"),
+    ("(b) + to_numpy() of every column", "W5/columnar-numpy/b", "b"),
+    ("(c) + to_numpy() of every column", "W5/columnar-numpy/c", "c"),
+    ("(e) + to_numpy() of every column", "W5/columnar-numpy/e", "e"),
+]
+
+
+def columnar_table(results: Results, status: Status) -> str:
+    """W5 through decode_columns next to the row paths and the drivers' NumpyProtocolHandler."""
+    headers = ["W5 case", "C µs", "P µs", "S numpy µs", "D numpy µs", "S rows µs", "C rows µs", "P rows µs",
+               "S rows / C", "S numpy / C", "C rows / C", "P rows / P"]
+    rows = []
+    for label, cid, key in COLUMNAR_ROWS:
+        if cid not in results:
+            continue
+        handler, row_case = f"W5/columnar/{key}", f"W5/prepared/{key}"
+        rows.append([label, _cell(results, status, cid, C), _cell(results, status, cid, P),
+                     _cell(results, status, handler, S), _cell(results, status, handler, D),
+                     _cell(results, status, row_case, S), _cell(results, status, row_case, C),
+                     _cell(results, status, row_case, P),
+                     _over(results, row_case, S, cid, C), _over(results, handler, S, cid, C),
+                     _over(results, row_case, C, cid, C), _over(results, row_case, P, cid, P)])
+    return (f"### {h.GROUP_TITLES['W5col']}\n\n" + markdown_table(headers, rows) + "\n\n"
+            "C/P = `decode_columns(body, 4, prepared)` (compiled/interpreted; (d): "
+            "`['embedding'].to_numpy()`, a (100, 768) float32 array); S/D numpy = the drivers' "
+            "`NumpyProtocolHandler` on the same body ((d): plus `numpy.array(..., float32)` of its "
+            "object array of lists); rows = the row paths of the W5 table (`W5/prepared/*`).")
+
+
+FRAME_ROWS: Final[list[tuple[str, str]]] = [
+    ("rows + pandas.DataFrame(rows)", "W7/rows-pandas"),
+    ("decode_columns(...).to_pandas()", "W7/pandas"),
+    ("decode_columns(...).to_polars()", "W7/polars"),
+]
+
+
+def frames_table(results: Results, memory: Memory, page_bytes: int) -> str:
+    """W7: time and peak memory of each path into a DataFrame, against scylla's rows + DataFrame."""
+    headers = ["W7 path", "C ms", "P ms", "S ms", "C peak MB", "P peak MB", "S peak MB",
+               "S / C time", "S / C memory"]
+
+    def ms(case: str, impl: str) -> str:
+        t = median_of(results, case, impl)
+        return "" if t is None else f"{t * 1e3:,.1f}"
+
+    def mb(case: str, impl: str) -> str:
+        m = memory_of(memory, case, impl)
+        return "" if m is None else f"{m / 1e6:,.1f}"
+
+    yard = "W7/rows-pandas"
+    s_peak = memory_of(memory, yard, S)
+    rows = []
+    for label, cid in FRAME_ROWS:
+        if cid not in results:
+            continue
+        c_peak = memory_of(memory, cid, C)
+        rows.append([label, ms(cid, C), ms(cid, P), ms(cid, S), mb(cid, C), mb(cid, P), mb(cid, S),
+                     _over(results, yard, S, cid, C),
+                     "" if s_peak is None or not c_peak else fmt_ratio(s_peak / c_peak)])
+    return (f"### {h.GROUP_TITLES['W7']}\n\n" + markdown_table(headers, rows) + "\n\n"
+            f"ms of process CPU time (all threads) per page of {page_bytes / 1e6:.1f} MB; "
+            "S = scylla-driver Cython rows, "
+            "C/P = cqlcodec (rows: `decode_result`). Peak = resident-set high-water mark of one "
+            "operation over the resident set before it, in a fresh process (`memprobe.py`). "
+            "Ratios: scylla's rows + DataFrame over each C path.")
+
+
 SUMMARY_ROWS: Final[list[tuple[str, str]]] = [
     ("W1 vector<float,1536> -> list", "W1/list/1536"),
     ("W1 vector<float,1536> -> numpy array", "W1/numpy/1536"),
@@ -311,7 +414,10 @@ class Target:
     ok: bool | None
 
 
-def targets(results: Results) -> list[Target]:
+INFO: Final = "(information)"
+
+
+def targets(results: Results, memory: Memory) -> list[Target]:
     out: list[Target] = []
 
     def at_least(what: str, value: float | None, goal: float) -> None:
@@ -325,18 +431,20 @@ def targets(results: Results) -> list[Target]:
         d = median_of(results, case, den)
         return None if n is None or d is None or d <= 0 else n / d
 
+    def mem(case: str, num: str, den: str, num_case: str) -> float | None:
+        n, d = memory_of(memory, num_case, num), memory_of(memory, case, den)
+        return None if n is None or d is None or d <= 0 else n / d
+
     for key, goal in (("a", 3.0), ("b", 2.0), ("c", 2.0), ("d", 10.0), ("e", 2.0)):
         at_least(f"W5 ({key}) prepared, scylla / cqlcodec", r(f"W5/prepared/{key}", S, C), goal)
     at_least("W5 (d) numpy vectors, scylla (lists) / cqlcodec",
              r("W5/prepared-numpy/d", S, C, "W5/prepared/d"), 100.0)
     at_most("W1 1536 -> list, cqlcodec / floor", r("W1/list/1536", C, F), 1.2)
     at_least("W1 1536 -> list, scylla / cqlcodec", r("W1/list/1536", S, C), 15.0)
-    numpy_us = median_of(results, "W1/numpy/1536", C)
-    at_most("W1 1536 -> numpy, cqlcodec µs", None if numpy_us is None else numpy_us * 1e6, 2.0, " µs")
+    at_most("W1 1536 -> numpy, cqlcodec / floor (frombuffer + astype)", r("W1/numpy/1536", C, F), 1.5)
     at_most("W2 1536 list -> bytes, cqlcodec / Struct.pack", r("W2/list/1536", C, F), 1.2)
-    f32_us = median_of(results, "W2/float32/1536", C)
-    at_most("W2 1536 float32 array -> bytes, cqlcodec µs", None if f32_us is None else f32_us * 1e6,
-            2.0, " µs")
+    at_most("W2 1536 float32 array -> bytes, cqlcodec / floor (astype('>f4').tobytes())",
+            r("W2/float32/1536", C, F), 1.5)
     at_least("W6 (a) bind, scylla / cqlcodec", r("W6/bind/a", S, C), 4.0)
     at_least("W6 (b) bind, scylla / cqlcodec", r("W6/bind/b", S, C), 10.0)
     def worst(what: str, pairs: list[tuple[str, float | None]]) -> None:
@@ -358,8 +466,22 @@ def targets(results: Results) -> list[Target]:
                  r(f"W5/prepared/{key}", DP, P), 3.0)
     for cid in ("W1/list/1536", "W1/rowpath/1536", "W2/list/1536"):
         at_least(f"{cid}, cassandra pure path / cqlcodec interpreted", r(cid, DP, P), 10.0)
-    for key in "abcde":
-        at_least(f"W5 ({key}) prepared, cqlcodec interpreted / compiled", r(f"W5/prepared/{key}", P, C), 4.0)
+    for key in "ce":
+        at_least(f"W5 ({key}) columnar, scylla row path / cqlcodec decode_columns",
+                 r(f"W5/columnar/{key}", S, C, f"W5/prepared/{key}"), 10.0)
+        at_least(f"W5 ({key}) columnar, scylla NumpyProtocolHandler / cqlcodec decode_columns",
+                 r(f"W5/columnar/{key}", S, C), 3.0)
+    at_least("W5 (d) columnar (100, 768) float32 matrix, scylla row path / cqlcodec",
+             r("W5/columnar/d", S, C, "W5/prepared/d"), 300.0)
+    at_least("W7 to pandas, scylla rows + DataFrame / cqlcodec to_pandas (time)",
+             r("W7/pandas", S, C, "W7/rows-pandas"), 10.0)
+    at_least("W7 to pandas, peak memory scylla rows + DataFrame / cqlcodec to_pandas (goal: <= 1/5)",
+             mem("W7/pandas", S, C, "W7/rows-pandas"), 5.0)
+    at_least("W5 (c) interpreted, cqlcodec row path / decode_columns",
+             r("W5/columnar/c", P, P, "W5/prepared/c"), 3.0)
+    for key in "abcde":  # the retired ">= 4x" target: kept as information
+        out.append(Target(f"W5 ({key}) prepared, cqlcodec interpreted / compiled", INFO,
+                          r(f"W5/prepared/{key}", P, C), None))
     return out
 
 
@@ -367,7 +489,7 @@ def targets_table(items: list[Target]) -> str:
     rows = []
     for t in items:
         value = "n/a" if t.value is None else (f"{t.value:.2f}" if t.value < 100 else f"{t.value:.0f}")
-        status = "n/a" if t.ok is None else ("met" if t.ok else "MISSED")
+        status = "" if t.goal == INFO else "n/a" if t.ok is None else ("met" if t.ok else "MISSED")
         rows.append([t.what, t.goal, value, status])
     return "### Targets (medians of this run)\n\n" + markdown_table(["target", "goal", "measured", ""], rows)
 
@@ -394,8 +516,9 @@ def env_report(infos: list[dict[str, Any]], mach: dict[str, object]) -> str:
     for info in infos:
         for name, item in info["impls"].items():
             details = ", ".join(f"{k}={v}" for k, v in item.items() if k not in ("impl",))
+            frames = "".join(f"{dist} {version}, " for dist, version in info.get("dataframes", {}).items())
             lines.append(f"- {SHORT.get(name, name)} = {h.IMPL_TITLES.get(name, name)}: python {info['python']}, "
-                         f"numpy {info['numpy']}, {details}")
+                         f"numpy {info['numpy']}, {frames}{details}")
     return "\n".join(lines)
 
 
@@ -418,10 +541,39 @@ GOALS_PURE: Final[dict[str, float]] = {
     **{f"W5/prepared/{k}": 3.0 for k in "abcde"},
     "W1/list/1536": 10.0, "W1/rowpath/1536": 10.0, "W2/list/1536": 10.0,
 }
-GOALS_COMPILED_VS_PURE: Final[dict[str, float]] = {f"W5/prepared/{k}": 4.0 for k in "abcde"}
+Bar = tuple[str, float | None, float | None]  # label, ratio, goal
 
 
-def chart(results: Results, path: Path, title: str) -> bool:
+def _ratio_bars(results: Results, cases: list[str], num: str, den: str, goals: dict[str, float]) -> list[Bar]:
+    bars: list[Bar] = []
+    for cid in cases:
+        rv, star = ratio(results, cid, num, den, True)
+        bars.append((cid + ("*" if star else ""), rv, goals.get(cid)))
+    return bars
+
+
+def _columnar_bars(results: Results, memory: Memory) -> list[Bar]:
+    """scylla-driver / compiled cqlcodec on the columnar cases, with the columnar targets."""
+    def over(num_case: str, case: str) -> float | None:
+        n, d = median_of(results, num_case, S), median_of(results, case, C)
+        return None if n is None or d is None or d <= 0 else n / d
+
+    bars: list[Bar] = []
+    for key in "bcde":
+        goal = {"c": 10.0, "e": 10.0, "d": 300.0}.get(key)
+        bars.append((f"W5 ({key}) columnar vs scylla rows", over(f"W5/prepared/{key}", f"W5/columnar/{key}"), goal))
+        bars.append((f"W5 ({key}) columnar vs scylla NumpyProtocolHandler",
+                     over(f"W5/columnar/{key}", f"W5/columnar/{key}"), 3.0 if key in "ce" else None))
+    for lib in ("pandas", "polars"):
+        bars.append((f"W7 to_{lib} time vs scylla rows + pandas.DataFrame",
+                     over("W7/rows-pandas", f"W7/{lib}"), 10.0 if lib == "pandas" else None))
+        n, d = memory_of(memory, "W7/rows-pandas", S), memory_of(memory, f"W7/{lib}", C)
+        bars.append((f"W7 to_{lib} peak memory vs scylla rows + pandas.DataFrame",
+                     None if n is None or not d else n / d, 5.0 if lib == "pandas" else None))
+    return bars
+
+
+def chart(results: Results, memory: Memory, path: Path, title: str) -> bool:
     """Horizontal log-scale bars of the ratios with the targets; False without matplotlib."""
     try:
         matplotlib: Any = importlib.import_module("matplotlib")
@@ -431,24 +583,30 @@ def chart(results: Results, path: Path, title: str) -> bool:
         return False
     scalar_cases = [f"W3/rowpath/{sc.label}" for sc in wl.SCALAR_CASES] + [
         f"W4/direct/{sc.label}" for sc in wl.SCALAR_CASES]
-    panels: list[tuple[str, list[str], str, str, dict[str, float]]] = [
+    interpreted: list[Bar] = []
+    for key in "bcde":
+        n, d = median_of(results, f"W5/prepared/{key}", P), median_of(results, f"W5/columnar/{key}", P)
+        interpreted.append((f"W5 ({key}) interpreted: row path / decode_columns",
+                            None if n is None or d is None or d <= 0 else n / d, 3.0 if key == "c" else None))
+    panels: list[tuple[str, list[Bar]]] = [
         ("compiled cqlcodec vs scylla-driver Cython (scylla time / cqlcodec time)",
-         CHART_CASES, S, C, GOALS_VS_SCYLLA),
-        ("interpreted cqlcodec vs cassandra-driver pure-Python path", CHART_CASES, DP, P, GOALS_PURE),
-        ("compiled vs interpreted cqlcodec (interpreted time / compiled time)",
-         CHART_CASES, P, C, GOALS_COMPILED_VS_PURE),
+         _ratio_bars(results, CHART_CASES, S, C, GOALS_VS_SCYLLA)),
+        ("interpreted cqlcodec vs cassandra-driver pure-Python path",
+         _ratio_bars(results, CHART_CASES, DP, P, GOALS_PURE)),
+        ("compiled vs interpreted cqlcodec (interpreted time / compiled time; no target)",
+         _ratio_bars(results, CHART_CASES, P, C, {})),
         ("scalars: scylla-driver Cython / cqlcodec compiled (W3 row path per value, W4 serialize)",
-         scalar_cases, S, C, GOALS_VS_SCYLLA),
+         _ratio_bars(results, scalar_cases, S, C, GOALS_VS_SCYLLA)),
+        ("columnar: scylla-driver / cqlcodec compiled (time; W7 also peak memory)",
+         _columnar_bars(results, memory)),
+        ("columnar, interpreted cqlcodec: its row path / decode_columns", interpreted),
     ]
-    fig, axes = plt.subplots(2, 2, figsize=(16, 13))
-    for ax, (ptitle, cases, num, den, goals) in zip(axes.flat, panels):
-        labels, values, targets_ = [], [], []
-        for cid in cases:
-            rv, star = ratio(results, cid, num, den, True)
-            if rv is not None:
-                labels.append(cid + ("*" if star else ""))
-                values.append(rv)
-                targets_.append(goals.get(cid))
+    fig, axes = plt.subplots(3, 2, figsize=(16, 19))
+    for ax, (ptitle, bars) in zip(axes.flat, panels):
+        known = [(label, v, g) for label, v, g in bars if v is not None]
+        labels = [label for label, _v, _g in known]
+        values = [v for _label, v, _g in known if v is not None]
+        targets_ = [g for _label, _v, g in known]
         ypos = list(range(len(labels)))[::-1]
         colors = ["tab:gray" if g is None else "tab:green" if v >= g else "tab:red"
                   for v, g in zip(values, targets_)]
@@ -468,7 +626,7 @@ def chart(results: Results, path: Path, title: str) -> bool:
         if values:
             ax.set_xlim(min(0.5, min(values) / 1.5), max(max(values), *(g or 1 for g in targets_)) * 3)
     fig.suptitle(title + "\n* peer has no numpy path: compared with its list path", fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.975))
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
@@ -483,11 +641,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="an interpreter and the impls it hosts (repeatable)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="short timings (default): %g s per repeat, %d rounds" % MODES["quick"])
+                      help="short timings (default): %g s per repeat, %d rounds, %d memory probe(s)"
+                      % MODES["quick"])
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
-                      help="full timings: %g s per repeat, %d rounds" % MODES["full"])
+                      help="full timings: %g s per repeat, %d rounds, %d memory probe(s)" % MODES["full"])
     ap.add_argument("--rounds", type=int, help="override the number of rounds")
     ap.add_argument("--min-time", type=float, help="override the seconds per repeat")
+    ap.add_argument("--memory-probes", type=int, help="override the memory probes per (W7 case, impl)")
     ap.add_argument("--filter", default="", help="regex on case ids (e.g. 'W5|W6')")
     ap.add_argument("--out", default="bench-results", help="directory for results.json and ratios.png")
     ap.add_argument("--command", default="", help="the command line to record in the results")
@@ -501,9 +661,10 @@ def log(msg: str, stream: IO[str] = sys.stdout) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    min_time, rounds = MODES[args.mode]
+    min_time, rounds, probes = MODES[args.mode]
     min_time = args.min_time or min_time
     rounds = args.rounds or rounds
+    args.memory_probes = probes if args.memory_probes is None else args.memory_probes
     if not args.worker:
         raise SystemExit("give at least one --worker PYTHON=IMPL[,IMPL]")
     out_dir = Path(args.out).resolve()
@@ -528,11 +689,14 @@ def _run(args: argparse.Namespace, workers: list[WorkerProc], min_time: float, r
     by_impl: dict[str, WorkerProc] = {i: w for w in workers for i in w.impls}
     impls: list[str] = [i for i in h.IMPLS if i in by_impl]
     pattern = re.compile(args.filter) if args.filter else None
-    status: dict[str, dict[str, dict[str, str]]] = {}
+    status: Status = {}
     for w in workers:
-        status.update(w.call("build"))
+        status.update(w.call("build", filter=args.filter))
+    log(f"built and checked in {time.time() - started:.0f} s")
     errors = [(impl, cid, st["error"]) for impl, cases in status.items()
               for cid, st in cases.items() if "error" in st]
+    fails = [(impl, cid, st["fails"]) for impl, cases in status.items()
+             for cid, st in cases.items() if "fails" in st]
     planned = [(c.id, i) for c in h.CASES for i in impls
                if "ok" in status[i].get(c.id, {}) and (pattern is None or pattern.search(c.id))]
     log(f"{len(planned)} (case, impl) pairs, {rounds} rounds, {min_time:g} s per timing "
@@ -554,6 +718,7 @@ def _run(args: argparse.Namespace, workers: list[WorkerProc], min_time: float, r
                 got = by_impl[impl].call("measure", impl=impl, case=cid, number=numbers[(cid, impl)])
                 times[(cid, impl)] += got["times"]
         log(f"round {rnd + 1}/{rounds}: {time.time() - t0:.0f} s")
+    memory, page_bytes = measure_memory(planned, by_impl, args.memory_probes, out_dir)
     results: Results = {}
     for (cid, impl), ts in times.items():
         results.setdefault(cid, {})[impl] = Series(numbers[(cid, impl)], ts)
@@ -561,32 +726,70 @@ def _run(args: argparse.Namespace, workers: list[WorkerProc], min_time: float, r
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     command = args.command or "python benchmarks/run.py " + " ".join(sys.argv[1:])
     header = (f"## Results: {date}, {mach['cpu']} ({mach['cpus']} CPUs), `{command}`\n\n"
-              f"Medians of {rounds} interleaved rounds, thread CPU time, GC off, protocol v4. "
+              f"Medians of {rounds} interleaved rounds, thread CPU time (W7: process CPU time), GC off, "
+              "protocol v4. "
               "Ratios > 1 mean cqlcodec is faster. Columns: "
               + ", ".join(f"{SHORT[i]} = {h.IMPL_TITLES[i]}" for i in impls) + ".")
     log(header + "\n")
     for group in h.GROUPS:
-        if any(c.group == group and c.id in results for c in h.CASES):
+        if not any(c.group == group and c.id in results for c in h.CASES):
+            continue
+        if group == "W5col":
+            log(columnar_table(results, status) + "\n")
+        elif group == "W7":
+            log(frames_table(results, memory, page_bytes) + "\n")
+        else:
             log(group_table(results, group, impls) + "\n")
-    tgs = targets(results)
+    if fails:
+        log("### Implementations that fail\n\n" + "\n".join(
+            f"- {SHORT[impl]} {cid}: {text}" for impl, cid, text in fails) + "\n")
+    tgs = targets(results, memory)
     log(targets_table(tgs) + "\n")
     log(summary_table(results) + "\n")
     payload = {
         "meta": {"date": date, "command": command, "mode": args.mode, "rounds": rounds,
                  "min_time": min_time, "machine": mach, "elapsed_s": round(time.time() - started, 1),
-                 "timer": "time.thread_time", "gc": "off (timeit)", "protocol_version": 4},
+                 "timer": "time.thread_time (W7: time.process_time)", "gc": "off (timeit)",
+                 "protocol_version": 4, "memory_probes": args.memory_probes,
+                 "memory_method": "resident-set high-water mark over the resident set before one "
+                                  "operation, fresh process per probe (memprobe.py)"},
         "environment": infos,
         "status": status,
         "results": {cid: {impl: {"number": s.number, "times": s.times, "median": s.median, "best": s.best}
                           for impl, s in per.items()} for cid, per in results.items()},
+        "memory": {cid: {impl: {"peaks": peaks, "median": memory_of(memory, cid, impl)}
+                         for impl, peaks in per_impl.items()} for cid, per_impl in memory.items()},
         "targets": [t.__dict__ for t in tgs],
     }
     (out_dir / "results.json").write_text(json.dumps(payload, indent=1))
-    made = chart(results, out_dir / "ratios.png", f"cqlcodec benchmarks, {date}, {args.mode} mode")
+    made = chart(results, memory, out_dir / "ratios.png", f"cqlcodec benchmarks, {date}, {args.mode} mode")
     log(f"raw results: {out_dir / 'results.json'}" + (f"; chart: {out_dir / 'ratios.png'}" if made else
                                                        "; no chart (matplotlib missing)"))
     log(f"total {time.time() - started:.0f} s")
     return 1 if errors else 0
+
+
+def measure_memory(planned: list[tuple[str, str]], by_impl: dict[str, WorkerProc], probes: int,
+                   out_dir: Path) -> tuple[Memory, int]:
+    """Peak memory of one operation of every planned W7 (case, impl), ``probes`` fresh
+    processes each, alternating implementations; and the size of the W7 page."""
+    pairs = [(cid, impl) for cid, impl in planned if h.CASES_BY_ID[cid].memory]
+    memory: Memory = {}
+    if not pairs or probes <= 0:
+        return memory, 0
+    t0 = time.time()
+    body_file = out_dir / "w7-page.bin"
+    page = wl.page_case().prepared
+    body_file.write_bytes(page)
+    try:
+        for _probe in range(probes):
+            for cid, impl in pairs:
+                got = by_impl[impl].probe_memory(impl, cid, body_file)
+                memory.setdefault(cid, {}).setdefault(impl, []).append(int(got["peak"]))
+    finally:
+        body_file.unlink()
+    log(f"memory: {probes} probe(s) x {len(pairs)} (case, impl) in {time.time() - t0:.0f} s")
+    return memory, len(page)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,9 @@ Usage: ``python benchmarks/worker.py IMPL [IMPL ...]``. Reads one JSON command p
 line on stdin and answers one JSON line on stdout:
 
 * ``{"op": "info"}`` -> versions and active code paths of every impl;
-* ``{"op": "build"}`` -> builds (and checks) every case: ``{impl: {case: status}}``
-  with status ``{"ok": note}``, ``{"na": reason}`` or ``{"error": message}``;
+* ``{"op": "build", "filter": regex}`` -> builds (and checks) every case whose id
+  matches: ``{impl: {case: status}}`` with status ``{"ok": note}``, ``{"na": reason}``,
+  ``{"fails": message}`` (the implementation's own code raises) or ``{"error": message}``;
 * ``{"op": "calibrate", "impl", "case", "min_time"}`` -> ``{"number": n}``;
 * ``{"op": "measure", "impl", "case", "number", "repeat"}`` -> ``{"times": [s/op, ...]}``;
 * ``{"op": "quit"}``.
@@ -15,14 +16,18 @@ Anything the code under test prints goes to stderr, never into the reply channel
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
+import re
 import sys
 import traceback
+from importlib import metadata
 from typing import IO, Any
 
 import harness as h
+import workloads as wl
 
 
 def make_adapter(impl: str) -> h.Adapter:
@@ -57,23 +62,35 @@ class Worker:
             numpy_version = numpy.__version__
         except ImportError:
             pass
+        frames = {}
+        for dist in ("pandas", "pyarrow", "polars"):
+            try:
+                frames[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                pass
         return {
             "python": sys.version.split()[0],
             "implementation": platform.python_implementation(),
             "executable": sys.executable,
             "numpy": numpy_version,
+            "dataframes": frames,
             "impls": {name: a.info() for name, a in self.adapters.items()},
         }
 
-    def build(self) -> dict[str, dict[str, dict[str, str]]]:
+    def build(self, pattern: str = "") -> dict[str, dict[str, dict[str, str]]]:
+        wanted = re.compile(pattern) if pattern else None
         out: dict[str, dict[str, dict[str, str]]] = {}
         for impl, adapter in self.adapters.items():
             status: dict[str, dict[str, str]] = {}
             for case in h.CASES:
+                if wanted is not None and not wanted.search(case.id):
+                    continue
                 try:
                     bench = adapter.build(case)
                 except h.Unsupported as exc:
                     status[case.id] = {"na": str(exc)}
+                except h.PeerFails as exc:
+                    status[case.id] = {"fails": str(exc)[:800]}
                 except Exception as exc:  # a wrong or crashing implementation: reported, not timed
                     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
                     status[case.id] = {"error": detail[:800]}
@@ -81,6 +98,12 @@ class Worker:
                     self.benches[(impl, case.id)] = bench
                     status[case.id] = {"ok": bench.note}
             out[impl] = status
+        # measure() runs gc.collect() before every timing: drop the W7 page's expected rows
+        # (only the checks need them) and move what stays (modules, benches: pandas, pyarrow
+        # and polars alone are ~80k objects) out of the collector's sight.
+        wl.page_case.cache_clear()
+        gc.collect()
+        gc.freeze()
         return out
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +111,7 @@ class Worker:
         if op == "info":
             return self.info()
         if op == "build":
-            return self.build()
+            return self.build(str(cmd.get("filter", "")))
         bench = self.benches[(cmd["impl"], cmd["case"])]
         if op == "calibrate":
             return {"number": h.calibrate(bench, float(cmd["min_time"]))}

@@ -1,4 +1,4 @@
-"""The benchmark workloads W1-W6: exact inputs, independent of any codec.
+"""The benchmark workloads W1-W7: exact inputs, independent of any codec.
 
 Used by ``python -m cqlcodec bench`` and by ``benchmarks/`` (which loads this file by
 path, since its driver environments do not install cqlcodec). Never compiled.
@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import Final
 
 SEED: Final = 20240517
@@ -440,6 +441,25 @@ def rows_case(key: str) -> RowsCase:
     columns = columns_of(text)
     rows = gen_rows(columns, nrows, SEED + ord(key), null_frac)
     return RowsCase(key, columns, rows, rows_body(columns, rows, True), rows_body(columns, rows, False))
+
+
+W7_ROWS: Final = 100_000
+"""W7: rows in its one page."""
+
+
+@lru_cache(maxsize=2)
+def page_case(nrows: int = W7_ROWS) -> RowsCase:
+    """W7: one page of ``nrows`` rows of W5 (a)'s ten columns, no nulls (seed ``SEED + 700``).
+
+    A shorter page holds the first rows of the full one. Cached: the full page takes
+    seconds to generate.
+    """
+    columns = columns_of(_W5_TEN)
+    rows = gen_rows(columns, nrows, SEED + 700)
+    prepared = rows_body(columns, rows, True)
+    head = len(struct.pack(">iii", KIND_ROWS, FLAG_NO_METADATA, len(columns)))
+    unprepared = rows_body(columns, [], False)[:-4] + prepared[head:]
+    return RowsCase("W7", columns, rows, prepared, unprepared)
 
 
 @dataclass(frozen=True)
