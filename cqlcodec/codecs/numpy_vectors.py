@@ -34,7 +34,7 @@ from cqlcodec.errors import CodecError
 from cqlcodec.runtime.wire import out_of_range, wrong_type
 
 __all__ = ["HAVE_NUMPY", "NumpyUnavailableError", "require_numpy", "vector_decoder",
-           "encode_vector"]
+           "vector_encoder", "encode_vector"]
 
 try:
     np: Any = importlib.import_module("numpy")
@@ -101,6 +101,26 @@ def _target(numpy: Any, kind: int) -> tuple[Any, Any]:
         found = (numpy.dtype(be_name), numpy.dtype(ne_name))
         _targets[kind] = found
     return found
+
+
+def vector_encoder(kind: int, dim: int, cql_name: str) -> Callable[[Any], bytes | None]:
+    """A function ``value -> content bytes`` for one vector type (see :func:`encode_vector`).
+
+    A 1-D native array of the vector's own element type and length, the common case,
+    takes one ``astype`` with every other lookup done here once; anything else goes
+    through :func:`encode_vector`.
+    """
+    numpy = require_numpy()
+    be, ne = _target(numpy, kind)
+    ndarray = numpy.ndarray
+    shape = (dim,)
+
+    def encode(value: Any) -> bytes | None:
+        if type(value) is ndarray and value.dtype is ne and value.shape == shape:
+            return value.astype(be).tobytes()  # type: ignore[no-any-return]
+        return encode_vector(value, kind, dim, cql_name)
+
+    return encode
 
 
 def encode_vector(value: Any, kind: int, dim: int, cql_name: str) -> bytes | None:

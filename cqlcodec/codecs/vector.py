@@ -249,7 +249,7 @@ class NumericVectorCodec(VectorCodec):
         self.packer: Final = struct.Struct(f">{dim}{struct_code}")
         self.want_numpy: Final = (flags & FLAG_NUMPY) != 0 and not self.hashable
         self.np_decode: Callable[[bytes, int], object] | None = None
-        self.np_encode: Callable[[object, int, int, str], bytes | None] | None = None
+        self.np_encode: Callable[[object], bytes | None] | None = None
         # the struct fast path (interpreted build) takes bools; use it unchecked
         # only if the element codec itself accepts a bool
         self.check_bools: Final = not _accepts(elem, True)
@@ -299,9 +299,9 @@ class NumericVectorCodec(VectorCodec):
         if enc is None:
             from cqlcodec.codecs import numpy_vectors as numpy_support
 
-            enc = numpy_support.encode_vector
+            enc = numpy_support.vector_encoder(self.kind, self.dim, self.cql_name)
             self.np_encode = enc
-        return enc(value, self.kind, self.dim, self.cql_name)
+        return enc(value)
 
     def _may_hold_bool(self, packed: bytes) -> bool:
         """False when no element of ``packed`` is the encoding of 0 or 1.
