@@ -39,6 +39,7 @@ INTERPRETED: dict[str, str] = {
     "columnar.batch": "ColumnBatch/Column: per-call glue (capsule dunders, pandas/polars), nothing per cell",
     "columnar.arrow": "the Arrow C data interface through ctypes (structs, callbacks): per column, not per cell",
     "columnar.numpy_conv": "numpy views of finished buffers: calls numpy",
+    "columnar.vectorised": "the interpreted build's numpy page decoding (unused when compiled)",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

@@ -51,6 +51,7 @@ from cqlcodec.runtime.buffers import (
     write_i32_le,
     write_i64_le,
 )
+from cqlcodec.runtime.build import COMPILED
 from cqlcodec.runtime.wire import check_protocol_version, malformed, read_int
 
 INT32_MAX: Final = 0x7FFFFFFF
@@ -451,12 +452,29 @@ def decode_page(body: bytes | bytearray | memoryview, protocol_version: int,
                           "RESULT", 0)
     head = read_rows_header(buf, 4, end, protocol_version, prepared, 0, policy)
     desc = head.desc
+    large = end > large_threshold
     try:
-        nodes, unset, nrows = walk_rows(buf, head.rows_at, end, desc, end > large_threshold)
+        done = vectorised_rows(buf, head.rows_at, end, desc, large)
+        if done is None:
+            done = walk_rows(buf, head.rows_at, end, desc, large)
+        nodes, unset, nrows = done
     except DecodeError as exc:
         raise row_path_error(buf, protocol_version, prepared, policy, exc) from None
     return Page(desc.columns, nodes, unset, nrows, head.paging_state, head.flags,
                 head.new_metadata_id)
+
+
+def vectorised_rows(buf: bytes, p: i64, end: i64, desc: RowsDesc,
+                    large: bool) -> tuple[list[Node], list[list[int]], int] | None:
+    """Interpreted with numpy: the rows decoded by ``cqlcodec.columnar.vectorised``
+    (None for a page it leaves to :func:`walk_rows`). Compiled: None."""
+    if COMPILED:
+        return None
+    try:
+        from cqlcodec.columnar.vectorised import decode_rows
+    except ImportError:  # no numpy
+        return None
+    return decode_rows(buf, p, end, desc, large)
 
 
 def row_path_error(buf: bytes, protocol_version: int, prepared: Prepared | None,

@@ -15,16 +15,16 @@ try:
     from librt.strings import read_f64_be as read_f64_be
     from librt.strings import read_i16_be as read_i16_be
     from librt.strings import read_i32_be as read_i32_be
+    from librt.strings import read_i32_le as read_i32_le
     from librt.strings import read_i64_be as read_i64_be
     from librt.strings import read_i64_le as read_i64_le
-    from librt.strings import read_i32_le as read_i32_le
     from librt.strings import write_f32_be as write_f32_be
     from librt.strings import write_f64_be as write_f64_be
     from librt.strings import write_i16_be as write_i16_be
-    from librt.strings import write_i32_be as write_i32_be
-    from librt.strings import write_i64_be as write_i64_be
     from librt.strings import write_i16_le as write_i16_le
+    from librt.strings import write_i32_be as write_i32_be
     from librt.strings import write_i32_le as write_i32_le
+    from librt.strings import write_i64_be as write_i64_be
     from librt.strings import write_i64_le as write_i64_le
 
     HAVE_LIBRT = True
