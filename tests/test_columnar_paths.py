@@ -267,6 +267,34 @@ def test_bad_pages_refused_by_every_decoder(name: str) -> None:
     check_decoders(body, pv)
 
 
+def test_wide_vector_column_of_nulls() -> None:
+    body = rows_body([col("v", "vector<float, 5000>"), col("i", "int")],
+                     [[None, struct.pack(">i", 1)], [None, None]])
+    assert columns_by(body, 4, "numpy") in (None, [[None, None], [1, None]])
+    check_decoders(body, 4)
+
+
+@pytest.mark.parametrize("rows", [1, 40])
+def test_decimal_scales_decide_the_arrow_form(rows: int) -> None:
+    t = parse_type("decimal")
+    cases: dict[str, list[decimal.Decimal | None]] = {
+        "d:38,4": [decimal.Decimal("1.2345"), decimal.Decimal("-2.0000"), None],
+        "d:38,0": [decimal.Decimal("12"), decimal.Decimal(-(2**63))],
+        "u": [decimal.Decimal("1E+1"), decimal.Decimal("1.2345")],  # scales -1 and 4
+    }
+    for fmt, values in cases.items():
+        column = [v for v in values for _r in range(rows)]
+        body = rows_body([col("d", "decimal")],
+                         [[None if v is None else bytes(t.serialize(v))] for v in column])
+        for how in DECODERS:
+            got = columns_by(body, 4, how)
+            if got is not None:
+                assert got[0] == column
+        batch = cqlcodec.decode_columns(body, 4)
+        assert batch["d"].arrow_format == fmt
+        assert batch["d"].to_pylist() == column
+
+
 @pytest.mark.skipif(cqlcodec.COMPILED or not HAVE_NUMPY,
                     reason="the numpy decoder serves the interpreted build")
 def test_interpreted_build_decodes_with_numpy() -> None:

@@ -596,6 +596,10 @@ class VarintNode(BinaryNode):
         if self.widest > 17:  # more than 38 digits
             self.fmt = "Z" if self.large else "z"
             return
+        if self.widest <= 8:
+            self.fmt = "l"
+            self.converted = self.small_values(0, False)
+            return
         ints: list[int] = []
         for i in range(self.length):
             ints.append(self.int_at(i))
@@ -611,6 +615,30 @@ class VarintNode(BinaryNode):
             self.converted = _dec128(ints)
             return
         self.fmt = "Z" if self.large else "z"
+
+    def small_values(self, skip: i64, wide: bool) -> bytes:
+        """Each value's integer (its bytes after the first ``skip``, at most 8) in the
+        machine's order: int64, or int128 when ``wide``; 0 for a null."""
+        w = BytesWriter()
+        blob = self.blob
+        offs = self.offs
+        large = self.large
+        start: int = 0
+        for i in range(1, self.length + 1):
+            stop = _offset_at(offs, i, large)
+            n = stop - start - skip
+            v: i64 = read_varint(blob, start + skip, n) if n > 0 else 0
+            high: i64 = -1 if v < 0 else 0
+            if SWAP:
+                write_i64_le(w, v)
+                if wide:
+                    write_i64_le(w, high)
+            else:
+                if wide:
+                    write_i64_be(w, high)
+                write_i64_be(w, v)
+            start = stop
+        return w.getvalue()
 
     def int_at(self, i: i64) -> int:
         items = self.offsets_list()
@@ -655,6 +683,13 @@ class VarintNode(BinaryNode):
         return self.codec.decode(self.blob, items[i], items[i + 1] - items[i])
 
 
+def _offset_at(offs: bytes, i: i64, large: bool) -> int:
+    """Offset ``i`` of native int32 (int64 if ``large``) offsets."""
+    if large:
+        return read_i64_le(offs, 8 * i) if SWAP else read_i64_be(offs, 8 * i)
+    return read_i32_le(offs, 4 * i) if SWAP else read_i32_be(offs, 4 * i)
+
+
 def _dec128(ints: list[int]) -> bytes:
     w = BytesWriter()
     order = sys.byteorder
@@ -670,6 +705,7 @@ class DecimalNode(VarintNode):
     def __init__(self, t: CqlType, large: bool, codec: Codec) -> None:
         super().__init__(t, large, codec)
         self.scale: i64 = -1
+        self.scaled = False  # a value (and so a scale) seen
         self.one_scale = True
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
@@ -680,8 +716,9 @@ class DecimalNode(VarintNode):
             if n > 260:
                 self.codec.decode(buf, pos, n)  # the digit limit of huge values
             scale: int = read_i32_be(buf, pos)
-            if self.scale == -1 and self.one_scale:
+            if not self.scaled:
                 self.scale = scale
+                self.scaled = True
             elif scale != self.scale:
                 self.one_scale = False
         super().append(buf, pos, n)
@@ -689,6 +726,10 @@ class DecimalNode(VarintNode):
     def finish_data(self) -> None:
         BinaryNode.finish_data(self)
         scale = self.scale
+        if self.one_scale and 0 <= scale <= 38 and self.widest <= 12:
+            self.fmt = f"d:38,{scale}"
+            self.converted = self.small_values(4, True)
+            return
         if self.one_scale and 0 <= scale <= 38 and self.widest <= 20:
             ints: list[int] = []
             items = self.offsets_list()

@@ -290,14 +290,16 @@ def _fixed_cells(node: Node, width: int, n: Any | None) -> Any:
     if n is None:
         return None
     null = n != width
-    if null.any() and not np.isin(n[null], (0, -1, -2)).all():
+    if (null & (n > 0)).any():  # lengths below -2 never get here
         raise _bad(node, f"a {node.cql_name} value of another width than {width} bytes")
     return null
 
 
 def _gather(buf: bytes, end: int, offs: Any, width: int, dtype: str, valid: Any) -> Any:
-    """The ``width``-byte values at ``offs`` (0 where not valid) as ``dtype``."""
-    at = offs if valid is None else np.where(valid, offs, 0)
+    """The ``width``-byte values at ``offs`` as ``dtype`` (any bytes where not valid)."""
+    if width > end:  # no value fits: every cell is null
+        return np.zeros(len(offs), dtype=dtype)
+    at = offs if valid is None else np.minimum(offs, end - width)
     view = np.ndarray((end - width + 1,), dtype=dtype, buffer=buf, strides=(1,))
     return view[at]
 
@@ -453,6 +455,7 @@ def _fill_decimal(node: DecimalNode, buf: bytes, end: int, offs: Any, n: Any) ->
     _validity(node, len(n), n <= 0)
     node.widest = int(n.max())
     node.scale = scale
+    node.scaled = True
     blob, bounds = _joined(buf, offs, n)
     node.blob = blob
     node.offs = bounds.astype(_NATIVE + "i4").tobytes()

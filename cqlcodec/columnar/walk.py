@@ -290,6 +290,12 @@ def spread_dense(s: Sink, buf: bytes, where: bytes, at: i64, nrows: i64) -> None
         while q < stop:
             w.append(1 if buf[read_i64_le(where, q) + at] != 0 else 0)
             q += 8
+    elif kind == S_UUID:
+        while q < stop:
+            p = read_i64_le(where, q) + at
+            write_i64_le(w, read_i64_le(buf, p))
+            write_i64_le(w, read_i64_le(buf, p + 8))
+            q += 8
     else:
         while q < stop:
             put_value(w, kind, buf, read_i64_le(where, q) + at)
@@ -474,7 +480,12 @@ def vectorised_rows(buf: bytes, p: i64, end: i64, desc: RowsDesc,
         from cqlcodec.columnar.vectorised import decode_rows
     except ImportError:  # no numpy
         return None
-    return decode_rows(buf, p, end, desc, large)
+    try:
+        return decode_rows(buf, p, end, desc, large)
+    except DecodeError:
+        raise
+    except (ValueError, IndexError, TypeError, OverflowError, MemoryError):
+        return None  # the walk decodes the page (or names what is wrong with it)
 
 
 def row_path_error(buf: bytes, protocol_version: int, prepared: Prepared | None,
