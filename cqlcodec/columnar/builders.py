@@ -549,16 +549,24 @@ class BinaryNode(Node):
         return part.decode("utf-8")
 
 
-def check_utf8(blob: bytes, offs_le: bytes, n: i64, large: bool) -> None:
-    """Every one of the ``n`` values of ``blob`` (little-endian int32 or int64
-    ``offs_le``) is valid UTF-8: the whole data decodes and no non-empty value
-    starts with a continuation byte (so no sequence crosses a value boundary)."""
+def utf8_ascii(blob: bytes) -> bool:
+    """True if ``blob`` is all ASCII; False if it is valid UTF-8 with other characters;
+    DecodeError if it is not UTF-8."""
     if blob.isascii():
-        return
+        return True
     try:
         blob.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise malformed("text", exc.start, f"invalid UTF-8 ({exc.reason})") from None
+    return False
+
+
+def check_utf8(blob: bytes, offs_le: bytes, n: i64, large: bool) -> None:
+    """Every one of the ``n`` values of ``blob`` (little-endian int32 or int64
+    ``offs_le``) is valid UTF-8: the whole data decodes and no non-empty value
+    starts with a continuation byte (so no sequence crosses a value boundary)."""
+    if utf8_ascii(blob):
+        return
     start: int = 0
     for i in range(1, n + 1):
         stop: int = read_i64_le(offs_le, 8 * i) if large else read_i32_le(offs_le, 4 * i)

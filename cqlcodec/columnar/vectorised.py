@@ -56,6 +56,7 @@ from cqlcodec.columnar.builders import (
     VarintNode,
     VectorNode,
     make_node,
+    utf8_ascii,
 )
 from cqlcodec.errors import DecodeError
 from cqlcodec.protocol.rows import RowsDesc
@@ -392,12 +393,8 @@ def _counting(n: int) -> Any:
 def _check_utf8(node: Node, blob: bytes, bounds: Any, sizes: Any) -> None:
     """Every value is valid UTF-8: the whole decodes and no value starts with a
     continuation byte."""
-    if blob.isascii():
+    if utf8_ascii(blob):
         return
-    try:
-        blob.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise malformed("text", exc.start, f"invalid UTF-8 ({exc.reason})") from None
     starts = bounds[:-1][sizes > 0]
     if ((np.frombuffer(blob, dtype=np.uint8)[starts] & 0xC0) == 0x80).any():
         raise _bad(node, "invalid UTF-8 (a value starts inside a multi-byte sequence)")
@@ -480,17 +477,7 @@ def _fill_cells(node: Node, buf: bytes, offs: Any, n: Any) -> None:
 
 
 def _fill(node: Node, buf: bytes, end: int, offs: Any, n: Any | None) -> None:
-    if n is None:  # a fixed-width column without nulls
-        if isinstance(node, FixedNode):
-            _fill_fixed(node, buf, end, offs, None)
-        elif isinstance(node, BoolNode):
-            _fill_bool(node, buf, end, offs, None)
-        elif isinstance(node, UuidNode):
-            _fill_uuid(node, buf, end, offs, None)
-        else:
-            assert isinstance(node, VectorNode)
-            _fill_vector(node, buf, end, offs, None)
-        return
+    """Fill a column's builder (``n`` None: fixed-width values without nulls)."""
     if isinstance(node, FixedNode):
         _fill_fixed(node, buf, end, offs, n)
     elif isinstance(node, BoolNode):
@@ -499,6 +486,8 @@ def _fill(node: Node, buf: bytes, end: int, offs: Any, n: Any | None) -> None:
         _fill_uuid(node, buf, end, offs, n)
     elif isinstance(node, VectorNode) and node.run:
         _fill_vector(node, buf, end, offs, n)
+    elif n is None:
+        raise AssertionError(f"{node.cql_name} is not fixed-width")
     elif type(node) is BinaryNode and BIN_TEXT <= node.mode <= BIN_BLOB:
         _fill_binary(node, buf, offs, n)
     elif type(node) is VarintNode and _fill_varint(node, buf, end, offs, n):

@@ -166,17 +166,9 @@ class Segment:
         dense = True
         c = self.first
         for s in self.sinks:
-            cell = pos
-            if pos + 4 > end:
-                raise _cell_error(desc, r, c, cell, "truncated: no [int] length left")
-            raw_n: int = read_i32_be(buf, pos)
-            n: i64 = raw_n
-            pos += 4
             width = s.width
-            if n > end - pos:
-                raise _cell_error(desc, r, c, cell,
-                                  f"value of {n} bytes but only {end - pos} remain")
-            if n == width:
+            if run_cell(s, buf, pos, end, r, c, desc, unset, unset_ok):
+                pos += 4
                 write_i32_be(st, i32(width))
                 if width == 8:
                     write_i64_le(st, read_i64_le(buf, pos))
@@ -190,22 +182,12 @@ class Segment:
                     st.append(buf[pos + 1])
                 else:
                     st.append(buf[pos])
-                pos += n
-            elif n == 0 or n == -1 or n == -2:
-                if n == -2:
-                    if not unset_ok:
-                        raise _cell_error(desc, r, c, cell,
-                                          "length -2 (not set) needs protocol v4 or later")
-                    unset[c].append(r)
-                write_i32_le(st, -1)
-                for _i in range(width):
-                    st.append(0)
-                dense = False
-            elif n < 0:
-                raise _cell_error(desc, r, c, cell, f"invalid value length {n}")
+                pos += width
             else:
-                cql = s.node.cql_name
-                raise _cell_error(desc, r, c, cell, f"a {cql} value is {width} bytes, got {n}")
+                pos += 4
+                write_i32_le(st, -1)
+                put_zeros(st, width)
+                dense = False
             c += 1
         if dense:  # the run's end is too near the body's end for the 8-byte check
             st.truncate(start)
@@ -226,34 +208,16 @@ class Segment:
         """Read the run's cells of row ``r`` straight into the builders; the new position."""
         c = self.first
         for s in self.sinks:
-            cell = pos
-            if pos + 4 > end:
-                raise _cell_error(desc, r, c, cell, "truncated: no [int] length left")
-            raw_n: int = read_i32_be(buf, pos)
-            n: i64 = raw_n
-            pos += 4
             width = s.width
-            if n > end - pos:
-                raise _cell_error(desc, r, c, cell,
-                                  f"value of {n} bytes but only {end - pos} remain")
-            if n == width:
+            if run_cell(s, buf, pos, end, r, c, desc, unset, unset_ok):
                 if s.nulls > 0:
                     s.valid.append(1)
-                put_value(s.data, s.kind, buf, pos)
-                pos += n
-            elif n == 0 or n == -1 or n == -2:
-                if n == -2:
-                    if not unset_ok:
-                        raise _cell_error(desc, r, c, cell,
-                                          "length -2 (not set) needs protocol v4 or later")
-                    unset[c].append(r)
+                put_value(s.data, s.kind, buf, pos + 4)
+                pos += 4 + width
+            else:
+                pos += 4
                 s.mark_null(r)
                 put_zeros(s.data, width)
-            elif n < 0:
-                raise _cell_error(desc, r, c, cell, f"invalid value length {n}")
-            else:
-                cql = s.node.cql_name
-                raise _cell_error(desc, r, c, cell, f"a {cql} value is {width} bytes, got {n}")
             c += 1
         return pos
 
@@ -270,6 +234,33 @@ class Segment:
             else:
                 spread_dense(s, buf, where, at + 4, nrows)
             at += 4 + s.width
+
+
+def run_cell(s: Sink, buf: bytes, pos: i64, end: i64, r: i64, c: i64, desc: RowsDesc,
+             unset: list[list[int]], unset_ok: bool) -> bool:
+    """The fixed-width cell at ``pos`` (row ``r``, column ``c``): True if it holds a value
+    of its width, False if it is null (empty, null, or not set: then recorded in
+    ``unset``); DecodeError for anything else."""
+    if pos + 4 > end:
+        raise _cell_error(desc, r, c, pos, "truncated: no [int] length left")
+    raw_n: int = read_i32_be(buf, pos)
+    n: i64 = raw_n
+    width = s.width
+    if n > end - pos - 4:
+        raise _cell_error(desc, r, c, pos, f"value of {n} bytes but only {end - pos - 4} remain")
+    if n == width:
+        return True
+    if n == 0 or n == -1:
+        return False
+    if n == -2:
+        if not unset_ok:
+            raise _cell_error(desc, r, c, pos, "length -2 (not set) needs protocol v4 or later")
+        unset[c].append(r)
+        return False
+    if n < 0:
+        raise _cell_error(desc, r, c, pos, f"invalid value length {n}")
+    cql = s.node.cql_name
+    raise _cell_error(desc, r, c, pos, f"a {cql} value is {width} bytes, got {n}")
 
 
 def spread_dense(s: Sink, buf: bytes, where: bytes, at: i64, nrows: i64) -> None:
