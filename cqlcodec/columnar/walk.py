@@ -167,7 +167,7 @@ class Segment:
         c = self.first
         for s in self.sinks:
             width = s.width
-            if run_cell(s, buf, pos, end, r, c, desc, unset, unset_ok):
+            if pos + 4 + width <= end and read_i32_be(buf, pos) == width:
                 pos += 4
                 write_i32_be(st, i32(width))
                 if width == 8:
@@ -184,6 +184,7 @@ class Segment:
                     st.append(buf[pos])
                 pos += width
             else:
+                run_cell(s, buf, pos, end, r, c, desc, unset, unset_ok)  # a null, or raises
                 pos += 4
                 write_i32_le(st, -1)
                 put_zeros(st, width)
@@ -209,12 +210,13 @@ class Segment:
         c = self.first
         for s in self.sinks:
             width = s.width
-            if run_cell(s, buf, pos, end, r, c, desc, unset, unset_ok):
+            if pos + 4 + width <= end and read_i32_be(buf, pos) == width:
                 if s.nulls > 0:
                     s.valid.append(1)
                 put_value(s.data, s.kind, buf, pos + 4)
                 pos += 4 + width
             else:
+                run_cell(s, buf, pos, end, r, c, desc, unset, unset_ok)  # a null, or raises
                 pos += 4
                 s.mark_null(r)
                 put_zeros(s.data, width)
@@ -240,7 +242,8 @@ def run_cell(s: Sink, buf: bytes, pos: i64, end: i64, r: i64, c: i64, desc: Rows
              unset: list[list[int]], unset_ok: bool) -> bool:
     """The fixed-width cell at ``pos`` (row ``r``, column ``c``): True if it holds a value
     of its width, False if it is null (empty, null, or not set: then recorded in
-    ``unset``); DecodeError for anything else."""
+    ``unset``); DecodeError for anything else. (The callers take a value of the right
+    width themselves and call this for the others.)"""
     if pos + 4 > end:
         raise _cell_error(desc, r, c, pos, "truncated: no [int] length left")
     raw_n: int = read_i32_be(buf, pos)
