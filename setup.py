@@ -37,6 +37,7 @@ INTERPRETED: dict[str, str] = {
     "columnar.bind_input": "reads numpy, pyarrow, polars and pandas columns and converts them with numpy",
     "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
     "driver_columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
+    "columnar.vectorised": "the interpreted build's numpy page decoding (unused when compiled)",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

@@ -264,12 +264,12 @@ def field_of(node: Node, name: str, nullable: bool = True,
         return Field("n", name, nullable, node.length, node.length, [], [])
     if interval_as_struct and isinstance(node, DurationNode):
         parts = node.parts()
-        kids = [Field(fmt, part, True, node.length, node.nulls, [node.validity, data], [])
+        kids = [Field(fmt, part, True, node.length, node.nulls, [node.validity(), data], [])
                 for fmt, part, data in zip(("i", "i", "l"), ("months", "days", "nanoseconds"),
                                            parts)]
-        return Field("+s", name, nullable, node.length, node.nulls, [node.validity], kids)
+        return Field("+s", name, nullable, node.length, node.nulls, [node.validity()], kids)
     return Field(node.fmt, name, nullable, node.length, node.nulls,
-                 [node.validity] + node.buffers(), kids, meta)
+                 [node.validity()] + node.buffers(), kids, meta)
 
 
 def batch_field(names: Sequence[str], nodes: Sequence[Node], num_rows: int,

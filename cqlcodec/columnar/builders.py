@@ -47,10 +47,14 @@ from cqlcodec.runtime.buffers import (
     BytesWriter,
     read_i16_be,
     read_i32_be,
+    read_i32_le,
     read_i64_be,
-    write_i16_be,
+    read_i64_le,
+    write_i16_le,
     write_i32_be,
+    write_i32_le,
     write_i64_be,
+    write_i64_le,
 )
 from cqlcodec.runtime.wire import malformed, read_uvint
 from cqlcodec.types.model import CqlType
@@ -84,6 +88,15 @@ def native(data: bytes, code: str) -> bytes:
     return a.tobytes()
 
 
+def native_le(data: bytes, code: str) -> bytes:
+    """Little-endian items of one array typecode in the machine's byte order."""
+    if SWAP or len(data) == 0 or code == "b":
+        return data
+    a = array(code, data)
+    a.byteswap()
+    return a.tobytes()
+
+
 def pack_bits(flags: bytes, n: i64) -> bytes:
     """One byte per slot (0 or not) to an Arrow bitmap (least significant bit first)."""
     out = BytesWriter()
@@ -111,7 +124,7 @@ class Node:
         self.nulls: i64 = 0
         self.valid = BytesWriter()
         self.vbytes: bytes = _EMPTY
-        self.validity: bytes | None = None
+        self.packed: bytes | None = None
 
     # --- building ---
 
@@ -141,8 +154,6 @@ class Node:
         """Freeze the buffers: bulk byte swaps, bitmaps, page-wide type choices."""
         self.vbytes = self.valid.getvalue()
         self.valid = BytesWriter()
-        if self.nulls > 0:
-            self.validity = pack_bits(self.vbytes, self.length)
         self.finish_data()
         for c in self.children():
             c.finish()
@@ -151,6 +162,16 @@ class Node:
         raise NotImplementedError
 
     # --- finished ---
+
+    def validity(self) -> bytes | None:
+        """The Arrow validity bitmap (None without nulls), packed on first use."""
+        if self.nulls == 0:
+            return None
+        packed = self.packed
+        if packed is None:
+            packed = pack_bits(self.vbytes, self.length)
+            self.packed = packed
+        return packed
 
     def is_valid(self, i: i64) -> bool:
         return self.nulls == 0 or self.vbytes[i] != 0
@@ -192,7 +213,11 @@ _FIXED: Final[dict[int, tuple[int, str, bool]]] = {
 
 
 class FixedNode(Node):
-    """tinyint, smallint, int, bigint, counter, float, double, timestamp, date, time."""
+    """tinyint, smallint, int, bigint, counter, float, double, timestamp, date, time.
+
+    Values are written little-endian (dates already as int32 days from the Unix
+    epoch), except in a ``wire_order`` node, which receives only whole big-endian
+    runs (:meth:`append_run`) and null placeholders and is swapped in bulk."""
 
     def __init__(self, t: CqlType) -> None:
         spec = _FIXED[t.kind]
@@ -203,6 +228,7 @@ class FixedNode(Node):
         self.data = BytesWriter()
         self.values: bytes = _EMPTY
         self.items: list[Any] = []
+        self.wire_order = False
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         width = self.width
@@ -218,20 +244,21 @@ class FixedNode(Node):
             if self.kind == K.TIME and (v < 0 or v >= NANOS_PER_DAY):
                 raise malformed("time", pos,
                                 f"{v} nanoseconds is outside [0, {NANOS_PER_DAY}) (one day)")
-            write_i64_be(w, v)
+            write_i64_le(w, v)
         elif width == 4:
             raw: int = read_i32_be(buf, pos)
             if self.kind == K.DATE:  # uint32 days with the epoch at 2**31 -> int32 days
                 raw = raw + _DATE_OFFSET if raw < 0 else raw - _DATE_OFFSET
-            write_i32_be(w, raw)
+            write_i32_le(w, raw)
         elif width == 2:
-            write_i16_be(w, read_i16_be(buf, pos))
+            write_i16_le(w, read_i16_be(buf, pos))
         else:
             w.append(buf[pos])
         self.ok()
 
     def append_run(self, buf: bytes, pos: i64, count: i64) -> None:
-        """Append ``count`` non-null values stored back to back (a fixed-layout vector)."""
+        """Append ``count`` non-null values stored back to back (a fixed-layout vector;
+        ``wire_order`` nodes only)."""
         self.data.write(buf[pos: pos + count * self.width])
         if self.nulls > 0:
             self.valid.write(b"\x01" * count)
@@ -243,7 +270,8 @@ class FixedNode(Node):
             w.append(0)
 
     def finish_data(self) -> None:
-        self.values = native(self.data.getvalue(), self.code)
+        data = self.data.getvalue()
+        self.values = native(data, self.code) if self.wire_order else native_le(data, self.code)
         self.data = BytesWriter()
 
     def buffers(self) -> list[bytes | None]:
@@ -276,7 +304,7 @@ class BoolNode(Node):
     def __init__(self, t: CqlType) -> None:
         super().__init__(t, "b")
         self.data = BytesWriter()
-        self.bits: bytes = _EMPTY
+        self.bits: bytes | None = None
         self.flags: bytes = _EMPTY
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
@@ -294,10 +322,13 @@ class BoolNode(Node):
     def finish_data(self) -> None:
         self.flags = self.data.getvalue()
         self.data = BytesWriter()
-        self.bits = pack_bits(self.flags, self.length)
 
     def buffers(self) -> list[bytes | None]:
-        return [self.bits]
+        bits = self.bits
+        if bits is None:  # packed on first use
+            bits = pack_bits(self.flags, self.length)
+            self.bits = bits
+        return [bits]
 
     def py_value(self, i: i64, hashable: bool) -> object:
         if not self.is_valid(i):
@@ -454,20 +485,19 @@ class BinaryNode(Node):
         self.offs: bytes = _EMPTY
         self.blob: bytes = _EMPTY
         self.items: list[int] = []
-        self.text: str = ""
         if large:
-            write_i64_be(self.offsets, 0)
+            write_i64_le(self.offsets, 0)
         else:
-            write_i32_be(self.offsets, 0)
+            write_i32_le(self.offsets, 0)
 
     def end_offset(self) -> None:
         if self.large:
-            write_i64_be(self.offsets, len(self.data))
+            write_i64_le(self.offsets, len(self.data))
         else:
             size: int = len(self.data)
             if size > INT32_MAX:
                 raise malformed(self.cql_name, 0, "more than 2 GiB of values in one column")
-            write_i32_be(self.offsets, size)
+            write_i32_le(self.offsets, size)
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         mode = self.mode
@@ -495,31 +525,14 @@ class BinaryNode(Node):
     def finish_data(self) -> None:
         blob = self.data.getvalue()
         self.data = BytesWriter()
-        offs = native(self.offsets.getvalue(), _typecode(8 if self.large else 4, False))
+        offs_le = self.offsets.getvalue()
         self.offsets = BytesWriter()
         self.blob = blob
-        self.offs = offs
+        self.offs = native_le(offs_le, _typecode(8 if self.large else 4, False))
         if self.mode == BIN_TEXT:
-            self.check_utf8()
+            check_utf8(blob, offs_le, self.length, self.large)
         elif self.mode == BIN_ASCII and not blob.isascii():
             raise malformed("ascii", 0, "a byte >= 0x80 in an ascii value")
-
-    def check_utf8(self) -> None:
-        """Every cell is valid UTF-8: the whole data decodes and no non-empty cell
-        starts with a continuation byte (so no sequence crosses a cell boundary)."""
-        blob = self.blob
-        try:
-            self.text = blob.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise malformed("text", exc.start, f"invalid UTF-8 ({exc.reason})") from None
-        if len(self.text) == len(blob):
-            return  # all ASCII
-        items = self.offsets_list()
-        for i in range(self.length):
-            start = items[i]
-            if start < items[i + 1] and (blob[start] & 0xC0) == 0x80:
-                raise malformed("text", start, "invalid UTF-8 (a value starts inside a "
-                                               "multi-byte sequence)")
 
     def offsets_list(self) -> list[int]:
         """The offsets as ints (made on first use: to_pylist and checks only)."""
@@ -541,6 +554,33 @@ class BinaryNode(Node):
             codec = self.t.codec(FLAG_HASHABLE) if hashable else self.codec
             return codec.decode(part, 0, len(part))
         return part.decode("utf-8")
+
+
+def utf8_ascii(blob: bytes) -> bool:
+    """True if ``blob`` is all ASCII; False if it is valid UTF-8 with other characters;
+    DecodeError if it is not UTF-8."""
+    if blob.isascii():
+        return True
+    try:
+        blob.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise malformed("text", exc.start, f"invalid UTF-8 ({exc.reason})") from None
+    return False
+
+
+def check_utf8(blob: bytes, offs_le: bytes, n: i64, large: bool) -> None:
+    """Every one of the ``n`` values of ``blob`` (little-endian int32 or int64
+    ``offs_le``) is valid UTF-8: the whole data decodes and no non-empty value
+    starts with a continuation byte (so no sequence crosses a value boundary)."""
+    if utf8_ascii(blob):
+        return
+    start: int = 0
+    for i in range(1, n + 1):
+        stop: int = read_i64_le(offs_le, 8 * i) if large else read_i32_le(offs_le, 4 * i)
+        if start < stop and (blob[start] & 0xC0) == 0x80:
+            raise malformed("text", start, "invalid UTF-8 (a value starts inside a "
+                                           "multi-byte sequence)")
+        start = stop
 
 
 def _binary_format(mode: int, large: bool) -> str:
@@ -571,6 +611,10 @@ class VarintNode(BinaryNode):
         if self.widest > 17:  # more than 38 digits
             self.fmt = "Z" if self.large else "z"
             return
+        if self.widest <= 8:
+            self.fmt = "l"
+            self.converted = self.small_values(0, False)
+            return
         ints: list[int] = []
         for i in range(self.length):
             ints.append(self.int_at(i))
@@ -586,6 +630,30 @@ class VarintNode(BinaryNode):
             self.converted = _dec128(ints)
             return
         self.fmt = "Z" if self.large else "z"
+
+    def small_values(self, skip: i64, wide: bool) -> bytes:
+        """Each value's integer (its bytes after the first ``skip``, at most 8) in the
+        machine's order: int64, or int128 when ``wide``; 0 for a null."""
+        w = BytesWriter()
+        blob = self.blob
+        offs = self.offs
+        large = self.large
+        start: int = 0
+        for i in range(1, self.length + 1):
+            stop = _offset_at(offs, i, large)
+            n = stop - start - skip
+            v: i64 = read_varint(blob, start + skip, n) if n > 0 else 0
+            high: i64 = -1 if v < 0 else 0
+            if SWAP:
+                write_i64_le(w, v)
+                if wide:
+                    write_i64_le(w, high)
+            else:
+                if wide:
+                    write_i64_be(w, high)
+                write_i64_be(w, v)
+            start = stop
+        return w.getvalue()
 
     def int_at(self, i: i64) -> int:
         items = self.offsets_list()
@@ -630,6 +698,13 @@ class VarintNode(BinaryNode):
         return self.codec.decode(self.blob, items[i], items[i + 1] - items[i])
 
 
+def _offset_at(offs: bytes, i: i64, large: bool) -> int:
+    """Offset ``i`` of native int32 (int64 if ``large``) offsets."""
+    if large:
+        return read_i64_le(offs, 8 * i) if SWAP else read_i64_be(offs, 8 * i)
+    return read_i32_le(offs, 4 * i) if SWAP else read_i32_be(offs, 4 * i)
+
+
 def _dec128(ints: list[int]) -> bytes:
     w = BytesWriter()
     order = sys.byteorder
@@ -645,6 +720,7 @@ class DecimalNode(VarintNode):
     def __init__(self, t: CqlType, large: bool, codec: Codec) -> None:
         super().__init__(t, large, codec)
         self.scale: i64 = -1
+        self.scaled = False  # a value (and so a scale) seen
         self.one_scale = True
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
@@ -655,8 +731,9 @@ class DecimalNode(VarintNode):
             if n > 260:
                 self.codec.decode(buf, pos, n)  # the digit limit of huge values
             scale: int = read_i32_be(buf, pos)
-            if self.scale == -1 and self.one_scale:
+            if not self.scaled:
                 self.scale = scale
+                self.scaled = True
             elif scale != self.scale:
                 self.one_scale = False
         super().append(buf, pos, n)
@@ -664,6 +741,10 @@ class DecimalNode(VarintNode):
     def finish_data(self) -> None:
         BinaryNode.finish_data(self)
         scale = self.scale
+        if self.one_scale and 0 <= scale <= 38 and self.widest <= 12:
+            self.fmt = f"d:38,{scale}"
+            self.converted = self.small_values(4, True)
+            return
         if self.one_scale and 0 <= scale <= 38 and self.widest <= 20:
             ints: list[int] = []
             items = self.offsets_list()
@@ -898,6 +979,9 @@ class VectorNode(Node):
         self.codec: Final = codec
         self.run: Final = isinstance(item, FixedNode) and item.kind != K.DATE \
             and item.kind != K.TIME and item.width == self.size
+        if self.run:
+            assert isinstance(item, FixedNode)
+            item.wire_order = True
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         if n == 0:

@@ -15,24 +15,33 @@ try:
     from librt.strings import read_f64_be as read_f64_be
     from librt.strings import read_i16_be as read_i16_be
     from librt.strings import read_i32_be as read_i32_be
+    from librt.strings import read_i32_le as read_i32_le
     from librt.strings import read_i64_be as read_i64_be
+    from librt.strings import read_i64_le as read_i64_le
     from librt.strings import write_f32_be as write_f32_be
     from librt.strings import write_f64_be as write_f64_be
     from librt.strings import write_i16_be as write_i16_be
+    from librt.strings import write_i16_le as write_i16_le
     from librt.strings import write_i32_be as write_i32_be
+    from librt.strings import write_i32_le as write_i32_le
     from librt.strings import write_i64_be as write_i64_be
+    from librt.strings import write_i64_le as write_i64_le
 
     HAVE_LIBRT = True
 except ImportError:  # interpreted only (e.g. PyPy): same signatures, same exception types
     # isort: off
     from cqlcodec.runtime.librt_shim import BytesWriter  # type: ignore[assignment]  # noqa: F401
     from cqlcodec.runtime.librt_shim import read_f32_be, read_f64_be, read_i16_be  # noqa: F401
-    from cqlcodec.runtime.librt_shim import read_i32_be, read_i64_be  # noqa: F401
+    from cqlcodec.runtime.librt_shim import read_i32_be, read_i32_le  # noqa: F401
+    from cqlcodec.runtime.librt_shim import read_i64_be, read_i64_le  # noqa: F401
     from cqlcodec.runtime.librt_shim import write_f32_be  # type: ignore[assignment]  # noqa: F401
     from cqlcodec.runtime.librt_shim import write_f64_be  # type: ignore[assignment]  # noqa: F401
     from cqlcodec.runtime.librt_shim import write_i16_be  # type: ignore[assignment]  # noqa: F401
     from cqlcodec.runtime.librt_shim import write_i32_be  # type: ignore[assignment]  # noqa: F401
     from cqlcodec.runtime.librt_shim import write_i64_be  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_i16_le  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_i32_le  # type: ignore[assignment]  # noqa: F401
+    from cqlcodec.runtime.librt_shim import write_i64_le  # type: ignore[assignment]  # noqa: F401
     # isort: on
 
     HAVE_LIBRT = False

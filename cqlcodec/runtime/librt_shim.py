@@ -17,6 +17,9 @@ _I32: Final = struct.Struct(">i")
 _I64: Final = struct.Struct(">q")
 _F32: Final = struct.Struct(">f")
 _F64: Final = struct.Struct(">d")
+_I16_LE: Final = struct.Struct("<h")
+_I32_LE: Final = struct.Struct("<i")
+_I64_LE: Final = struct.Struct("<q")
 
 
 def _read_int(s: struct.Struct, b: bytes, index: int) -> int:
@@ -82,6 +85,14 @@ def read_i64_be(b: bytes, index: i64, /) -> i64:
     return _read_int(_I64, b, index)
 
 
+def read_i32_le(b: bytes, index: i64, /) -> i32:
+    return _read_int(_I32_LE, b, index)
+
+
+def read_i64_le(b: bytes, index: i64, /) -> i64:
+    return _read_int(_I64_LE, b, index)
+
+
 def read_f32_be(b: bytes, index: i64, /) -> float:
     return _read_float(_F32, b, index)
 
@@ -108,3 +119,15 @@ def write_f32_be(b: BytesWriter, n: float, /) -> None:
 
 def write_f64_be(b: BytesWriter, n: float, /) -> None:
     b.write(_pack(_F64, n))
+
+
+def write_i16_le(b: BytesWriter, n: i16, /) -> None:
+    b.write(_pack(_I16_LE, n))
+
+
+def write_i32_le(b: BytesWriter, n: i32, /) -> None:
+    b.write(_pack(_I32_LE, n))
+
+
+def write_i64_le(b: BytesWriter, n: i64, /) -> None:
+    b.write(_pack(_I64_LE, n))
