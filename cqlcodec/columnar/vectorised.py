@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 import struct
+import sys
 import threading
 from array import array
 from typing import Any
@@ -71,6 +72,9 @@ _FIXED_DTYPES: dict[int, str] = {
     K.FLOAT: "f4", K.DOUBLE: "f8", K.TIMESTAMP: "i8", K.DATE: "u4", K.TIME: "i8",
 }
 
+# the row pattern needs atomic groups (Python 3.11+); without them that way is skipped
+ATOMIC_GROUPS = sys.version_info >= (3, 11)
+
 # ways to find the row starts, in the order they are tried (see the module docstring)
 REGULAR = 0
 LOW_BYTE = 1
@@ -94,7 +98,7 @@ class Layout:
         self.row_size = sum(4 + w for w in widths) if self.fixed else -1
         self.low_byte = _scan_loop(widths, True)
         self.whole_word = _scan_loop(widths, False)
-        self.pattern = _row_pattern(widths)
+        self.pattern = _row_pattern(widths) if ATOMIC_GROUPS else None
         self.first = REGULAR if self.fixed else LOW_BYTE
 
 
@@ -187,6 +191,8 @@ def _scanned(scan: Any, buf: bytes, pos: int, nrows: int) -> Any:
 
 
 def _matched(layout: Layout, buf: bytes, pos: int, end: int, nrows: int) -> Any:
+    if layout.pattern is None:
+        raise _Stop
     rows = layout.pattern.findall(buf, pos)
     if len(rows) != nrows:
         raise _Stop
