@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from fuzz import bodies as B
 from fuzz.mutate import mutate
+from fuzz.targets import comparable as norm
 from hotwire import NO_METADATA, NOT_SET, rows_body
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,25 +81,6 @@ def every_type_body(rows: int = 3) -> bytes:
 def columns_of(result: Any) -> list[list[object]]:
     rows = result.rows
     return [[row[i] for row in rows] for i in range(len(result.columns))]
-
-
-def norm(v: object) -> object:
-    """A comparable form: type names kept, floats by repr (NaN, -0.0), ints in hex (no
-    digit limit), sets and maps order-free (NaN hashes by identity, so order varies)."""
-    name = type(v).__name__
-    if isinstance(v, bool) or v is None:
-        return (name, v)
-    if isinstance(v, int):
-        return (name, hex(v))
-    if isinstance(v, float):
-        return (name, repr(v))
-    if isinstance(v, (set, frozenset)):
-        return (name, sorted(repr(norm(x)) for x in v))
-    if isinstance(v, (dict, cqlcodec.FrozenMap)):
-        return (name, sorted(repr((norm(k), norm(x))) for k, x in v.items()))
-    if isinstance(v, (list, tuple)):
-        return (name, [norm(x) for x in v])
-    return (name, repr(v))
 
 
 def same(a: object, b: object) -> bool:

@@ -304,7 +304,7 @@ def case_decode_columns(engine: Engine, rng: random.Random) -> None:
             return None
         if error is not None:
             return "refused what the row path accepts", str(error)
-        if _comparable(value) != _comparable(expected):
+        if comparable(value) != comparable(expected):
             return "values differ from the row path", desc
         return None
 
@@ -312,8 +312,9 @@ def case_decode_columns(engine: Engine, rng: random.Random) -> None:
                len(data), call, judge)
 
 
-def _comparable(v: object) -> object:
-    """Order-free, NaN-safe form of decoded values (NaN hashes by identity)."""
+def comparable(v: object) -> object:
+    """A comparable form of decoded values: type names kept, floats by repr (NaN, -0.0),
+    ints in hex (no digit limit), sets and maps order-free (NaN hashes by identity)."""
     name = type(v).__name__
     if isinstance(v, bool) or v is None:
         return (name, v)
@@ -322,11 +323,11 @@ def _comparable(v: object) -> object:
     if isinstance(v, float):
         return (name, repr(v))
     if isinstance(v, (set, frozenset)):
-        return (name, sorted(repr(_comparable(x)) for x in v))
+        return (name, sorted(repr(comparable(x)) for x in v))
     if isinstance(v, (dict, cqlcodec.FrozenMap)):
-        return (name, sorted(repr((_comparable(k), _comparable(x))) for k, x in v.items()))
+        return (name, sorted(repr((comparable(k), comparable(x))) for k, x in v.items()))
     if isinstance(v, (list, tuple)):
-        return (name, [_comparable(x) for x in v])
+        return (name, [comparable(x) for x in v])
     return (name, repr(v))
 
 
