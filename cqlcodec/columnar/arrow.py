@@ -138,36 +138,29 @@ def _metadata(pairs: list[tuple[str, str]]) -> bytes:
 
 # --- the release callbacks ----------------------------------------------------------------
 
-def _release_schema(addr: int | None) -> None:
+def _release_tree(struct_type: type[ArrowSchema] | type[ArrowArray], addr: int | None) -> None:
+    """Release a schema or an array and its still-unreleased children (same layout)."""
     if not addr:
         return
-    s = ArrowSchema.from_address(addr)
+    s = struct_type.from_address(addr)
     if not s.release:
         return
     if s.n_children and s.children:
         kids = (c_void_p * s.n_children).from_address(s.children)
         for k in kids:
-            if k and ArrowSchema.from_address(k).release:
-                _release_schema(k)
+            if k and struct_type.from_address(k).release:
+                _release_tree(struct_type, k)
     token = s.private_data or 0
     s.release = None
     _unref(token)
 
 
+def _release_schema(addr: int | None) -> None:
+    _release_tree(ArrowSchema, addr)
+
+
 def _release_array(addr: int | None) -> None:
-    if not addr:
-        return
-    a = ArrowArray.from_address(addr)
-    if not a.release:
-        return
-    if a.n_children and a.children:
-        kids = (c_void_p * a.n_children).from_address(a.children)
-        for k in kids:
-            if k and ArrowArray.from_address(k).release:
-                _release_array(k)
-    token = a.private_data or 0
-    a.release = None
-    _unref(token)
+    _release_tree(ArrowArray, addr)
 
 
 def _release_stream(addr: int | None) -> None:
