@@ -27,7 +27,7 @@ INTERPRETED: dict[str, str] = {
     "errors": "exception classes users catch and subclass",
     "values": "value classes users may subclass and pickle",
     "containers": "FrozenMap/UdtValue: tuple/Mapping subclasses built with type()",
-    "driver": "patches the drivers' classes at run time (monkeypatching needs Python classes)",
+    "driver.installer": "patches the drivers' classes at run time (monkeypatching needs Python classes)",
     "codecs.numpy_vectors": "calls numpy, which compiled code cannot speed up",
     "runtime.librt_shim": "struct-based stand-in for librt where librt is missing (PyPy)",
     "protocol.interp_fast": "the interpreted build's own fast paths (unused when compiled)",
@@ -36,7 +36,7 @@ INTERPRETED: dict[str, str] = {
     "columnar.numpy_conv": "numpy views of finished buffers: calls numpy",
     "columnar.bind_input": "reads numpy, pyarrow, polars and pandas columns and converts them with numpy",
     "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
-    "driver_columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
+    "driver.columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
     "columnar.vectorised": "the interpreted build's numpy page decoding (unused when compiled)",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."

@@ -15,7 +15,7 @@ from hotwire import rows_body
 import cqlcodec
 from cqlcodec import parse_type
 from cqlcodec.columnar.stream import StreamSchemaError, live_streams, stream_capsule_of
-from cqlcodec.driver_columns import RawPage, _first_rows, columnar_handler
+from cqlcodec.driver.columns import RawPage, _first_rows, columnar_handler
 
 COLS = [("ks", "t", "k", parse_type("int")), ("ks", "t", "d", parse_type("decimal")),
         ("ks", "t", "s", parse_type("text"))]

@@ -21,7 +21,7 @@ from fuzz.refwire import Writer
 from integration.compare import assert_same
 
 import cqlcodec
-import cqlcodec.driver as drv
+import cqlcodec.driver.installer as drv
 from cqlcodec import (
     CqlType,
     DecodeError,

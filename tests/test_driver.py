@@ -23,7 +23,7 @@ from oracle import driver_option_type
 from type_strategies import option_bytes, type_trees, user_types_in
 
 import cqlcodec
-import cqlcodec.driver as drv
+import cqlcodec.driver.installer as drv
 from cqlcodec import CqlType, frozen, kinds, parse_type, scalar_type, set_of, user_type
 
 TEXT = scalar_type(kinds.TEXT)

@@ -32,7 +32,7 @@ from integration.compare import assert_same
 from oracle import _restore_registries, _save_registries
 
 import cqlcodec
-import cqlcodec.driver as drv
+import cqlcodec.driver.installer as drv
 
 HANDLERS = [ProtocolHandler] + ([_ProtocolHandler] if ProtocolHandler is not _ProtocolHandler
                                 else [])
