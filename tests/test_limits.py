@@ -34,6 +34,7 @@ from cqlcodec import (
 )
 from cqlcodec import kinds as K
 from cqlcodec.errors import TypeTooDeepError
+from cqlcodec.runtime.padding import PADDING_FLOOR, PADDING_PER_BYTE
 from cqlcodec.types.model import MAX_TYPE_DEPTH
 
 BIG = 0x7FFFFFFF
@@ -191,27 +192,72 @@ def test_honest_values_cost_a_small_multiple_of_their_size(name: str, t: CqlType
     assert peak < BASE + PER_BYTE * len(data), f"{name}: peak {peak} for {len(data)} bytes"
 
 
-def test_short_tuples_from_hostile_metadata_are_refused_beyond_their_padding_bound() -> None:
-    """Metadata declaring a 65535-item tuple with 8-byte cells used to pad each cell to
-    512 KiB of Nones; like a UDT value, a tuple value of n bytes pads at most 8 + n."""
-    wide = tuple_of(*[INT] * 0xFFFF)
-    nrows = 64
-    body = _rows_body([("t", wide)], nrows, (_i32(4) + _i32(-1)) * nrows)
-    peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
-    assert isinstance(error, cqlcodec.DecodeError), repr(error)
-    assert "ends after 1 of 65535 components; at most 8 + 4 (its size)" in str(error)
-    assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
+def _short_page(t: CqlType, nrows: int) -> bytes:
+    """A page of ``nrows`` values of ``t`` that hold only their first field (null)."""
+    return _rows_body([("v", t)], nrows, (_i32(4) + _i32(-1)) * nrows)
 
 
-def test_short_udt_values_from_hostile_metadata_are_refused_beyond_their_padding_bound() -> None:
-    wide = user_type("ks", "wide", [(f"f{i}", INT) for i in range(0xFFFF)])
-    nrows = 64
-    body = _rows_body([("u", wide)], nrows, (_i32(4) + _i32(-1)) * nrows)
-    cqlcodec.decode_result(_rows_body([("u", wide)], 0, b""), 4)  # the value class, built once
-    peak, error = traced_peak(lambda: cqlcodec.decode_result(body, 4))
+@pytest.mark.parametrize("wide,nrows,columnar", [
+    (tuple_of(*[INT] * 1024), 500, False),
+    (user_type("ks", "wide1024", [(f"f{i}", INT) for i in range(1024)]), 2000, False),
+    (tuple_of(*[INT] * 1024), 500, True),
+], ids=["tuple-rows", "udt-rows", "tuple-columns"])
+def test_padding_beyond_the_message_budget_is_refused(wide: CqlType, nrows: int,
+                                                      columnar: bool) -> None:
+    """Metadata declaring 1024 fields and a page of 8-byte values lacking 1023 each: the
+    message pads no more than its budget (PADDING_FLOOR + PADDING_PER_BYTE per byte),
+    then fails, its memory bounded by that budget."""
+    body = _short_page(wide, nrows)
+    budget = PADDING_FLOOR + PADDING_PER_BYTE * len(body)
+    assert nrows * 1023 > budget
+    decode = cqlcodec.decode_columns if columnar else cqlcodec.decode_result
+    decode(_rows_body([("v", wide)], 0, b""), 4)  # the value class, built once
+    peak, error = traced_peak(lambda: decode(body, 4))
     assert isinstance(error, cqlcodec.DecodeError), repr(error)
-    assert "at most 8 + 4 (its size) missing trailing fields" in str(error)
-    assert peak < BASE + PER_BYTE * len(body), f"peak {peak} bytes for a {len(body)}-byte body"
+    assert "ends after 1 of 1024" in str(error) and "padding budget" in str(error)
+    # a padded field costs a pointer in a row, its width and validity byte in a column
+    # (twice that while a growing buffer moves)
+    per_field = 24 if columnar else 9
+    assert peak < BASE + PER_BYTE * len(body) + per_field * budget, f"peak {peak} bytes"
+
+
+REAL_SHORT_VALUES = [
+    # a UDT row written before ALTER TYPE ... ADD of 30 fields (1 of 31)
+    ("udt after 30 fields added", user_type("ks", "u31", [(f"f{i}", INT) for i in range(31)])),
+    ("udt after 300 fields added", user_type("ks", "u301", [(f"f{i}", INT) for i in range(301)])),
+    ("20-component tuple written with 1", tuple_of(*[TEXT] * 20)),
+    ("tuple<int x 40> bound with 1", tuple_of(*[INT] * 40)),
+]
+
+
+@pytest.mark.parametrize("name,t", REAL_SHORT_VALUES, ids=[c[0] for c in REAL_SHORT_VALUES])
+def test_pages_of_short_values_a_server_stores_decode(name: str, t: CqlType) -> None:
+    """Pages of 5000 values that lack all their fields but the first stay far within the
+    padding budget, through rows and columns; so does one value of 65535 fields."""
+    nrows = 5000
+    body = _short_page(t, nrows)
+    nfields = len(t.subtypes)
+    expected = tuple([None] * nfields)
+    result = cqlcodec.decode_result(body, 4)
+    assert isinstance(result, cqlcodec.RowsResult) and len(result.rows) == nrows
+    assert all(tuple(row[0]) == expected for row in result.rows)
+    batch = cqlcodec.decode_columns(body, 4)
+    assert batch.num_rows == nrows
+    column = batch.to_pydict()["v"]
+    assert tuple(column[0]) == expected and tuple(column[-1]) == expected
+    assert nrows * (nfields - 1) < PADDING_FLOOR + PADDING_PER_BYTE * len(body)
+
+
+@pytest.mark.parametrize("wide", [
+    user_type("ks", "w65535", [(f"f{i}", INT) for i in range(0xFFFF)]),
+    tuple_of(*[INT] * 0xFFFF),
+], ids=["udt", "tuple"])
+def test_values_of_65535_fields_lacking_all_but_one_decode(wide: CqlType) -> None:
+    one = _i32(-1)
+    assert tuple(wide.deserialize(one)) == (None,) * 0xFFFF  # type: ignore[arg-type]
+    result = cqlcodec.decode_result(_short_page(wide, 16), 4)
+    assert isinstance(result, cqlcodec.RowsResult)
+    assert [tuple(row[0]) for row in result.rows] == [(None,) * 0xFFFF] * 16
 
 
 @pytest.mark.parametrize("wide", [
@@ -237,24 +283,6 @@ def test_wide_udt_fields_beyond_the_first_256_are_attributes_too() -> None:
     assert getattr(value, "count") == 280 and value["f299"] == 299
     with pytest.raises(AttributeError):
         getattr(value, "f300")
-
-
-def test_short_udt_values_within_the_padding_bound_decode() -> None:
-    """UDT values written before ALTER TYPE ... ADD are short: up to 8 + (value size)
-    trailing fields are padded with None."""
-    one_null = _i32(-1)  # 4 bytes: up to 12 missing fields
-    for nfields, ok in [(13, True), (14, False)]:
-        u = user_type("ks", f"u{nfields}", [(f"f{i}", INT) for i in range(nfields)])
-        if ok:
-            value = u.deserialize(one_null)
-            assert isinstance(value, tuple) and value == (None,) * nfields
-        else:
-            with pytest.raises(cqlcodec.DecodeError, match="ends after 1 of 14 fields"):
-                u.deserialize(one_null)
-    text_value = _i32(5) + b"hello"  # 9 bytes: up to 17 missing fields
-    u = user_type("ks", "t18", [("a", TEXT)] + [(f"f{i}", INT) for i in range(17)])
-    value = u.deserialize(text_value)
-    assert isinstance(value, tuple) and value == ("hello",) + (None,) * 17
 
 
 # --------------------------------------------------------------------------- nesting

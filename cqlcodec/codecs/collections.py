@@ -34,10 +34,11 @@ Decisions where the drivers disagree or are lax (spec sections 3.2-3.5 and 11):
 * Hostile input stays linear and small: a set or map of a type whose hashes
   whoever wrote the bytes can choose (uuid, varint, decimal, tuples, ...) may
   not have more than ``HASH_GROUP_LIMIT`` elements/keys sharing one hash value
-  (builtin set/dict insertion is quadratic in such a group); a tuple or UDT value
-  may omit at most ``PADDING_BASE`` + (its size in bytes) trailing fields, so
-  metadata declaring thousands of fields cannot turn each small cell into a huge
-  value.
+  (builtin set/dict insertion is quadratic in such a group). A tuple or UDT value
+  may lack any number of trailing fields; what one message may pad in all is
+  bounded by :mod:`cqlcodec.runtime.padding` (far above what a server stores), so
+  metadata declaring thousands of fields cannot turn each small cell of a page into
+  a huge value.
 * Nesting: types are at most ``MAX_TYPE_DEPTH`` levels deep (enforced when
   they are made); as a backstop every composite codec records its depth when it
   is built and refuses deeper nesting (UnsupportedTypeError), so decoding and
@@ -57,6 +58,7 @@ from cqlcodec.containers import FrozenMap, UdtValue, udt_class
 from cqlcodec.errors import DecodeError, UnsupportedTypeError
 from cqlcodec.runtime.buffers import BytesWriter, read_i32_be, write_i32_be
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.padding import spend_padding
 from cqlcodec.runtime.wire import malformed, out_of_range, short_repr, wrong_type
 from cqlcodec.types.model import MAX_TYPE_DEPTH, CqlType
 
@@ -65,9 +67,6 @@ MAX_NESTING: Final = MAX_TYPE_DEPTH
 
 HASH_GROUP_LIMIT: Final = 64
 """Most elements of one decoded set (keys of one map) that may share a hash value."""
-
-PADDING_BASE: Final = 8
-"""A tuple or UDT value of n bytes may omit up to ``PADDING_BASE + n`` trailing fields."""
 
 INT32_MAX: Final = 0x7FFFFFFF
 _MISSING: Final = object()
@@ -472,8 +471,8 @@ def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i
                   udt: bool) -> list[object]:
     """Decode the ``[bytes]`` fields of a tuple or UDT value; extra bytes are an error.
 
-    The value may end early: the missing trailing fields are None, at most
-    ``PADDING_BASE + n`` of them (``udt`` only chooses the wording of errors).
+    The value may end after any number of fields: the missing trailing ones are None,
+    drawn from the message's padding budget (``udt`` only chooses the wording of errors).
     """
     end = pos + n
     p = pos
@@ -481,11 +480,7 @@ def decode_fields(cql_name: str, fields: list[Codec], buf: bytes, pos: i64, n: i
     for c in fields:
         if p == end:
             missing = len(fields) - len(out)
-            if missing > PADDING_BASE + n:
-                what = "fields" if udt else "components"
-                raise malformed(cql_name, p, f"the value ends after {len(out)} of {len(fields)} "
-                                f"{what}; at most {PADDING_BASE} + {n} (its size) missing "
-                                f"trailing {what} are accepted")
+            spend_padding(cql_name, p, missing, len(fields), udt)
             out.extend([None] * missing)
             return out
         if end - p < 4:

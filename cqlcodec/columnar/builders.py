@@ -30,7 +30,6 @@ from cqlcodec import kinds as K
 from cqlcodec.codecs.base import FLAG_HASHABLE, Codec
 from cqlcodec.codecs.collections import (
     HASH_GROUP_LIMIT,
-    PADDING_BASE,
     bad_length,
     flooded,
     hash_flood,
@@ -56,6 +55,7 @@ from cqlcodec.runtime.buffers import (
     write_i64_be,
     write_i64_le,
 )
+from cqlcodec.runtime.padding import spend_padding
 from cqlcodec.runtime.wire import malformed, read_uvint
 from cqlcodec.types.model import CqlType
 from cqlcodec.values import Duration, Time
@@ -916,12 +916,7 @@ class StructNode(Node):
         total: i64 = len(fields)
         for c in fields:
             if p == end:
-                missing = total - done
-                if missing > PADDING_BASE + n:
-                    what = "fields" if self.udt else "components"
-                    raise malformed(cql_name, p, f"the value ends after {done} of {total} "
-                                    f"{what}; at most {PADDING_BASE} + {n} (its size) "
-                                    f"missing trailing {what} are accepted")
+                spend_padding(cql_name, p, total - done, total, self.udt)
                 for j in range(done, total):
                     fields[j].append_null()
                 self.ok()

@@ -52,6 +52,7 @@ from cqlcodec.runtime.buffers import (
     write_i64_le,
 )
 from cqlcodec.runtime.build import COMPILED
+from cqlcodec.runtime.padding import begin_message
 from cqlcodec.runtime.wire import check_protocol_version, malformed, read_int
 
 INT32_MAX: Final = 0x7FFFFFFF
@@ -454,8 +455,10 @@ def decode_page(body: bytes | bytearray | memoryview, protocol_version: int,
     desc = head.desc
     large = end > large_threshold
     try:
+        begin_message(end)
         done = vectorised_rows(buf, head.rows_at, end, desc, large)
         if done is None:
+            begin_message(end)  # the walk starts over
             done = walk_rows(buf, head.rows_at, end, desc, large)
         nodes, unset, nrows = done
     except DecodeError as exc:

@@ -35,6 +35,7 @@ from cqlcodec.protocol.prepared import Prepared
 from cqlcodec.protocol.rows import RowsDesc, build_rows_desc, decode_rows, tuple_factory
 from cqlcodec.protocol.shapes import RowFactory
 from cqlcodec.runtime.buffers import read_i32_be
+from cqlcodec.runtime.padding import begin_message
 from cqlcodec.runtime.wire import check_protocol_version, malformed, read_int, read_short, read_string
 from cqlcodec.types.model import CqlType
 
@@ -321,6 +322,7 @@ def rows_result(buf: bytes, p: i64, end: i64, desc: RowsDesc, row_factory: RowFa
     if end - p < 4:
         read_int(buf, p, end, "RESULT rows_count")  # raises, naming what is missing
     nrows: int = read_i32_be(buf, p)
+    begin_message(end)
     rows, p = decode_rows(buf, p + 4, end, nrows, desc)
     if p != end:
         raise malformed("RESULT rows", p, f"{end - p} trailing bytes after {nrows} rows")

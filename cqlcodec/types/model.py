@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable, Final
 
 from cqlcodec import kinds as K
 from cqlcodec.errors import DecodeError, UnsupportedTypeError
+from cqlcodec.runtime.padding import begin_message
 from cqlcodec.runtime.wire import check_protocol_version, wrong_type
 
 if TYPE_CHECKING:  # the codecs layer sits above this one; see register_codec_builder
@@ -184,6 +185,7 @@ class CqlType:
             flags |= 1
         if numpy:
             flags |= 2
+        begin_message(len(buf))
         return self.codec(flags).decode(buf, 0, len(buf))
 
     def __eq__(self, other: object) -> bool:
