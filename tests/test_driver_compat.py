@@ -142,12 +142,12 @@ class CountingDecode:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        real = cqlcodec.decode_rows_result
+        real = drv._decode_rows_at
 
         def counting(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
             return real(*args, **kwargs)
-        monkeypatch.setattr(cqlcodec, "decode_rows_result", counting)
+        monkeypatch.setattr(drv, "_decode_rows_at", counting)
 
 
 # --------------------------------------------------------------------------- empty values
@@ -295,71 +295,166 @@ def test_metadata_cqlcodec_refuses_is_read_by_the_driver(handler: Any) -> None:
     assert_rows(expected, actual)
 
 
-# --------------------------------------------------------------------------- malformed rows
+# --------------------------------------------------------------------------- refusals
 
-MALFORMED: dict[str, tuple[list[tuple[str, bytes]], list[list[bytes | None]]]] = {
-    "int of 3 bytes": ([("i", INT)], [[b"abc"]]),
-    "list element past its end": ([("l", list_of(INT))], [[struct.pack(">ii", 1, 9) + b"ab"]]),
-    "bad utf-8": ([("t", TEXT)], [[b"\xff\xfe"]]),
-}
+COMPOSITE = custom("org.apache.cassandra.db.marshal.CompositeType("
+                   "org.apache.cassandra.db.marshal.UTF8Type,"
+                   "org.apache.cassandra.db.marshal.Int32Type)")
 
 
-@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
-@pytest.mark.parametrize("case", list(MALFORMED))
-def test_malformed_cell_fails_as_the_driver_fails(handler: Any, case: str) -> None:
-    columns, rows = MALFORMED[case]
-    body = rows_body(columns, rows)
-    with pytest.raises(DriverException) as expected:
-        decode(driver_class(handler), body)
-    with pytest.raises(DriverException) as actual:
-        decode(codec_class(handler), body)
-    assert "Failed decoding result column" in str(expected.value)
-    error = actual.value
-    assert isinstance(error, drv.DriverDecodeError) and isinstance(error, cqlcodec.DecodeError)
-    assert error.column == columns[0][0] and error.offset is not None
-    assert isinstance(error.__cause__, cqlcodec.DecodeError)
+def _component(data: bytes, eoc: bytes = b"\x00") -> bytes:
+    return struct.pack(">H", len(data)) + data + eoc
 
 
-@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
-def test_truncated_body_fails_with_driver_exception(handler: Any) -> None:
-    body = rows_body([("i", INT)], [[b"\x00\x00\x00\x01"]] * 2)
-    for cut in [1, 3, 6, 8]:
-        with pytest.raises(Exception):  # noqa: B017 (the driver's own type varies by build)
-            decode(driver_class(handler), body[:-cut])
-        with pytest.raises(drv.DriverDecodeError):
-            decode(codec_class(handler), body[:-cut])
+def _short_page(option: bytes, nrows: int) -> bytes:
+    """Rows of one tuple/UDT column whose values hold only a null first field."""
+    return rows_body([("w", option)], [[value(None)]] * nrows)
 
 
-NO_SERVER_SENDS: dict[str, tuple[list[tuple[str, bytes]], list[list[bytes | None]], bytes]] = {
+# Messages cqlcodec refuses (DecodeError, or another CodecError for a limit of its own):
+# (columns, rows, bytes after the rows). Driver mode reads each again with the driver's
+# own code, so every one reads (or fails) exactly as with the driver alone.
+REFUSED: dict[str, tuple[list[tuple[str, bytes]], list[list[bytes | None]], bytes]] = {
+    "int of 3 bytes": ([("i", INT)], [[b"abc"]], b""),
+    "an int of 5 bytes": ([("i", INT)], [[b"\x00\x00\x00\x01\x02"]], b""),
+    "bad utf-8": ([("t", TEXT)], [[b"\xff\xfe"]], b""),
+    "list element past its end": ([("l", list_of(INT))], [[struct.pack(">ii", 1, 9) + b"ab"]],
+                                  b""),
     "trailing bytes after the rows": ([("i", INT)], [[b"\x00\x00\x00\x01"]], b"xyz"),
     "trailing bytes in a list": ([("l", list_of(INT))], [[elements(b"\x00\x00\x00\x01") + b"z"]],
                                  b""),
     "a tuple with too many components": (
         [("tu", tuple_of(INT))], [[value(b"\x00\x00\x00\x01") + value(b"\x00\x00\x00\x02")]],
         b""),
-    "an int of 5 bytes": ([("i", INT)], [[b"\x00\x00\x00\x01\x02"]], b""),
+    "composite with more components than its type": (
+        [("c", COMPOSITE)],
+        [[_component(b"abc") + _component(b"\x00\x00\x00\x07") + _component(b"x")]], b""),
+    "composite without its last end-of-component byte": (
+        [("c", COMPOSITE)], [[_component(b"abc") + _component(b"\x00\x00\x00\x07", b"")]], b""),
+    "padding beyond the message's budget": (
+        [("w", tuple_of(*[INT] * 2000))], [[value(None)]] * 600, b""),
 }
 
 
-@pytest.mark.parametrize("case", list(NO_SERVER_SENDS))
-def test_bytes_no_server_sends_fail(case: str) -> None:
-    """Read without complaint by at least one build of the driver; malformed input to
-    cqlcodec, which fails with the driver's exception type."""
-    columns, rows, tail = NO_SERVER_SENDS[case]
-    body = rows_body(columns, rows) + tail
-    read = [outcome(functools.partial(decode, driver_class(h), body)) for h in HANDLERS]
-    assert any(isinstance(r, list) for r in read)
-    for handler in HANDLERS:
-        with pytest.raises(drv.DriverDecodeError):
-            decode(codec_class(handler), body)
+def _refused_body(case: str) -> bytes:
+    columns, rows, tail = REFUSED[case]
+    return rows_body(columns, rows) + tail
 
 
-def test_cell_length_below_minus_two_fails() -> None:
-    body = rows_body([("i", INT)], []) [:-4] + struct.pack(">ii", 1, -3)
+def _same_outcome(expected: Any, actual: Any) -> None:
+    """The driver's rows (or exception) and driver mode's are the same."""
+    if isinstance(expected, BaseException):
+        assert type(actual) is type(expected), (expected, actual)
+        assert str(actual) == str(expected)
+    else:
+        assert_rows(expected, actual)
+
+
+def _outcome_or_error(read: Callable[[], ResultMessage]) -> Any:
+    try:
+        return read().parsed_rows
+    except Exception as exc:
+        return exc
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_refused_messages_read_as_the_driver_reads_them(
+        handler: Any, case: str, caplog: pytest.LogCaptureFixture) -> None:
+    """cqlcodec refuses the message; the driver's own code reads it again, and the result
+    (rows, or the exception the driver raises) is the driver's alone; the fallback is
+    logged once per reason."""
+    body = _refused_body(case)
+    with pytest.raises(cqlcodec.CodecError):
+        cqlcodec.decode_result(b"\x00\x00\x00\x02" + body, 4)
+    expected = _outcome_or_error(functools.partial(decode, driver_class(handler), body))
+    with caplog.at_level(logging.WARNING, logger="cqlcodec.driver"):
+        for _ in range(2):
+            actual = _outcome_or_error(functools.partial(decode, codec_class(handler), body))
+            _same_outcome(expected, actual)
+    logged = [r.getMessage() for r in caplog.records if r.name == "cqlcodec.driver"]
+    assert len(logged) == 1 and "driver's own code reads it" in logged[0], logged
+
+
+def test_every_refusal_is_read_by_some_build_of_the_driver_or_fails_in_all() -> None:
+    """The cases cover both outcomes: bytes some build of the driver reads without
+    complaint, and bytes every build refuses (driver mode then fails as they fail)."""
+    read = {case: [outcome(functools.partial(decode, driver_class(h), _refused_body(case)))
+                   for h in HANDLERS] for case in REFUSED}
+    assert any(isinstance(r, list) for rs in read.values() for r in rs)
+    assert any(all(not isinstance(r, list) for r in rs) for rs in read.values())
+    assert all(isinstance(r, list) for r in read["padding beyond the message's budget"])
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
+def test_fallback_reasons_are_logged_once_each(handler: Any,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="cqlcodec.driver"):
+        for case in list(REFUSED) * 2:
+            _outcome_or_error(functools.partial(decode, codec_class(handler),
+                                                _refused_body(case)))
+    logged = [r.getMessage() for r in caplog.records if r.name == "cqlcodec.driver"]
+    assert len(logged) == len(set(logged)) and len(logged) <= len(REFUSED)
+    assert len(logged) >= len(REFUSED) - 3  # a few cases share one reason (a short int)
+    assert all("the driver's own code reads it" in m for m in logged)
+    # offsets count from the RESULT body's kind, as the server sent it
+    trailing = [m for m in logged if "trailing bytes after 1 rows" in m]
+    assert trailing and f"offset {len(_refused_body('trailing bytes after the rows')) + 1}" \
+        in trailing[0]
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
+def test_the_connection_survives_a_fallback(handler: Any) -> None:
+    """A refused message leaves the next one to cqlcodec (nothing is switched off)."""
+    codec = codec_class(handler)
+    decode(codec, _refused_body("trailing bytes after the rows"))
+    good = rows_body([("i", INT)], [[b"\x00\x00\x00\x05"]])
+    assert decode(codec, good).parsed_rows == [(5,)]
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
+@pytest.mark.parametrize("option,nfields", [
+    (udt("grown", [(f"f{i}", INT) for i in range(31)]), 31),
+    (tuple_of(*[TEXT] * 20), 20),
+    (tuple_of(*[INT] * 40), 40),
+    (tuple_of(*[INT] * 0xFFFF), 0xFFFF),
+], ids=["udt-1-of-31", "tuple-1-of-20", "tuple-1-of-40", "tuple-1-of-65535"])
+def test_short_values_are_read_by_cqlcodec_as_the_driver_reads_them(
+        handler: Any, option: bytes, nfields: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    counting = CountingDecode(monkeypatch)
+    body = _short_page(option, 3 if nfields > 1000 else 200)
+    expected = decode(driver_class(handler), body).parsed_rows
+    actual = decode(codec_class(handler), body).parsed_rows
+    assert_rows(expected, actual)
+    assert counting.calls == 1
+    assert tuple(actual[0][0]) == (None,) * nfields
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
+def test_page_without_metadata_of_another_column_count_reads_as_the_driver_reads_it(
+        handler: Any) -> None:
+    metadata = decode(driver_class(handler), rows_body([("i", INT)], [])).column_metadata
+    body = struct.pack(">ii", 0x0004, 2) + struct.pack(">i", 1) + value(b"\x00\x00\x00\x09")
+    expected = decode(driver_class(handler), body, 4, metadata).parsed_rows
+    assert_rows(expected, decode(codec_class(handler), body, 4, metadata).parsed_rows)
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)
+def test_truncated_body_fails_as_the_driver_fails(handler: Any) -> None:
+    body = rows_body([("i", INT)], [[b"\x00\x00\x00\x01"]] * 2)
+    for cut in [1, 3, 6, 8]:
+        expected = _outcome_or_error(functools.partial(decode, driver_class(handler),
+                                                       body[:-cut]))
+        assert isinstance(expected, Exception)
+        actual = _outcome_or_error(functools.partial(decode, codec_class(handler), body[:-cut]))
+        _same_outcome(expected, actual)
+
+
+def test_cell_length_below_minus_two_reads_as_the_driver_reads_it() -> None:
+    body = rows_body([("i", INT)], [])[:-4] + struct.pack(">ii", 1, -3)
     for handler in HANDLERS:
         assert decode(driver_class(handler), body).parsed_rows == [(None,)]
-        with pytest.raises(drv.DriverDecodeError):
-            decode(codec_class(handler), body)
+        assert decode(codec_class(handler), body).parsed_rows == [(None,)]
 
 
 @pytest.mark.parametrize("handler", HANDLERS, ids=HANDLER_IDS)

@@ -9,7 +9,7 @@ import datetime
 import importlib.util
 import io
 import logging
-import struct
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
@@ -18,6 +18,7 @@ from typing import Any, Final
 import cqlcodec
 from cqlcodec import kinds as K
 from cqlcodec.errors import CodecError, DecodeError
+from cqlcodec.protocol.results import decode_rows_at
 from cqlcodec.types.model import (
     CqlType,
     composite_type,
@@ -69,8 +70,8 @@ SUPPORTED_DRIVERS: Final[dict[str, tuple[tuple[int, int], ...]]] = {
 }
 """Driver distribution -> the (major, minor) release series cqlcodec.driver knows."""
 
-_ROWS_KIND: Final = b"\x00\x00\x00\x02"
-_NO_METADATA: Final = struct.Struct(">ii")  # metadata flags (0x0004 no metadata), columns
+_DIGITS: Final = re.compile(r"\d+")
+_decode_rows_at = decode_rows_at  # a module name: tests count the messages cqlcodec decodes
 _EPOCH_ORDINAL: Final = 719163  # datetime.date(1970, 1, 1).toordinal()
 _DATE_OFFSET: Final = 1 << 31
 _CACHE_LIMIT: Final = 256
@@ -207,13 +208,20 @@ def _driver_path(reason: str, key: str | None = None) -> None:
               "(exactly as without install)")
 
 
-def _driver_decode_error(exc: DecodeError, shift: int) -> DriverDecodeError:
-    """``exc`` as the driver's exception type for rows it cannot decode; cqlcodec read
-    the rows after a header ``shift`` bytes shorter than the message's metadata, and
-    ``offset`` counts from the RESULT body's kind as the server sent it."""
-    where = f" (offsets in it count from byte {shift} of the RESULT body)" if shift else ""
-    return DriverDecodeError(f"Failed decoding result{where}: {exc}", exc.cql_type,
-                             None if exc.offset is None else exc.offset + shift, exc.column)
+def _log_fallback(exc: CodecError, body_at: int) -> None:
+    """Log (once per reason) that cqlcodec refused a RESULT and the driver's own code
+    reads it again; offsets in the message count from the RESULT body's kind, which
+    starts at ``body_at`` of the driver's message."""
+    if isinstance(exc, DecodeError):
+        why = f"{exc}"
+        if exc.offset is not None:
+            why = why.replace(f"offset {exc.offset}", f"offset {exc.offset - body_at}")
+        where = f" (column {exc.column!r})" if exc.column is not None else ""
+        key = f"refused:{type(exc).__name__}:{exc.cql_type}:{_DIGITS.sub('#', str(exc))}"
+        _log_once(key, f"cqlcodec.driver: cqlcodec refused a RESULT{where}: {why}; the "
+                       "driver's own code reads it (exactly as without install)")
+    else:  # not malformed input: a limit of cqlcodec's
+        _driver_path(f"{type(exc).__name__}: {exc}", type(exc).__name__)
 
 
 # (why cqlcodec cannot decode values of a type as the driver does, or None;
@@ -826,38 +834,31 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
             if metadata:
                 plan = _inline_plan(metadata, protocol_version, column_encryption_policy,
                                     options)
-                # the rows after a no-metadata header: cqlcodec reads them with the
-                # columns the driver has just read
-                rows_at = f.tell()
-                with f.getbuffer() as view:
-                    body = b"".join((_ROWS_KIND, _NO_METADATA.pack(0x0004, len(metadata)),
-                                     view[rows_at:]))
-                shift = rows_at - start - 8
             else:
                 metadata = result_metadata or []
                 plan = _plan_for(metadata, protocol_version, column_encryption_policy, options)
-                # the RESULT body from its kind: recv_body has just read the kind
-                f.seek(start - 4)
-                body = f.read()
-                shift = 0
             prepared = plan.prepared
             if prepared is None or (plan.empty_classes
                                     and any(map(_support_empty, plan.empty_classes))):
                 self._read_with_driver(plan, f, start, protocol_version, user_type_map,
                                        result_metadata, column_encryption_policy)
                 return
+            # the rows start where the driver's own row reader would start; they are read
+            # where they lie: the whole message body, which BytesIO hands out uncopied
+            rows_at = f.tell()
+            f.seek(0)
+            buf = f.read()
             try:
-                result = cqlcodec.decode_rows_result(body, protocol_version, prepared,
-                                                     numpy_vectors=numpy_vectors)
-            except DecodeError as exc:
-                raise _driver_decode_error(exc, shift) from exc
-            except CodecError as exc:  # not malformed input: a limit of cqlcodec's
-                _driver_path(f"{type(exc).__name__}: {exc}", type(exc).__name__)
+                result = _decode_rows_at(buf, rows_at, protocol_version, prepared,
+                                         numpy_vectors)
+            except CodecError as exc:
+                # refused (malformed to cqlcodec) or beyond a limit of cqlcodec's: the
+                # driver reads the same message, and fails only where it fails alone
+                _log_fallback(exc, start - 4)
                 f.seek(start)
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
                 return
-            f.seek(0, io.SEEK_END)
             self.column_names = [c[2] for c in metadata]
             self.column_types = [c[3] for c in metadata]
             self.parsed_rows = _convert_rows(result.rows, plan.converters, metadata)

@@ -12,7 +12,6 @@ from typing import Any
 import oracle
 import pytest
 
-import cqlcodec
 from cqlcodec import (
     CqlType,
     DecodeError,

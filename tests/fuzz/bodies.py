@@ -15,7 +15,18 @@ from dataclasses import dataclass, field
 
 from cqlcodec import CqlType
 
-from .model import Ctx, Verdict, _dec, _empty_value, gen_content, random_type, read_option_ref, wire_type, write_option
+from .model import (
+    Ctx,
+    Verdict,
+    _dec,
+    _empty_value,
+    gen_content,
+    padding_budget,
+    random_type,
+    read_option_ref,
+    wire_type,
+    write_option,
+)
 from .refwire import Reader, Reject, Slot, Unsure, Writer
 
 KIND_VOID = 1
@@ -318,7 +329,7 @@ def _ref_schema_change(r: Reader) -> object:
 
 def _verdict(body: bytes, parse: Callable[[Ctx, Reader], object]) -> Verdict:
     """The reference's verdict on ``body``: ``parse`` must consume all of it."""
-    ctx = Ctx()
+    ctx = Ctx(padding_left=padding_budget(len(body)))
     r = Reader(body)
     try:
         form = parse(ctx, r)

@@ -59,13 +59,13 @@ from cqlcodec import (
     vector_of,
 )
 from cqlcodec import kinds as K
+from cqlcodec.runtime.padding import PADDING_FLOOR, PADDING_PER_BYTE
 
 from .refwire import Reader, Reject, Writer, vint_bytes
 
 INT_WIDTHS: dict[int, int] = {K.TINYINT: 1, K.SMALLINT: 2, K.INT: 4, K.BIGINT: 8, K.COUNTER: 8}
 SCALARS: list[int] = [k for k in K.SCALAR_NAMES if k != K.EMPTY]
 NANOS_PER_DAY = 86_400 * 10**9
-PADDING_BASE = 8  # README: a tuple or UDT value of n bytes may omit up to 8 + n trailing fields
 # datetime's range in milliseconds since the epoch (year 1 to year 9999)
 TS_MIN = -62_135_596_800_000
 TS_MAX = 253_402_300_799_999
@@ -101,9 +101,16 @@ class Ctx:
     """Decoding context: collects the reasons that make an input's outcome a free choice."""
 
     ambiguous: list[str] = field(default_factory=list)
+    # missing trailing tuple/UDT fields the message may still pad (cqlcodec.runtime.padding)
+    padding_left: int = PADDING_FLOOR
 
     def either(self, why: str) -> None:
         self.ambiguous.append(why)
+
+
+def padding_budget(nbytes: int) -> int:
+    """The missing trailing fields a message of ``nbytes`` bytes may pad."""
+    return PADDING_FLOOR + PADDING_PER_BYTE * nbytes
 
 
 # --------------------------------------------------------------------------- types
@@ -641,7 +648,7 @@ def _gen_fields(w: Writer, rng: random.Random, t: CqlType, budget: list[int], hc
     subs = t.subtypes
     present = len(subs)
     if rng.random() < 0.15:  # UDTs written before ALTER TYPE ... ADD, tuples written short
-        present = rng.randint(max(1, len(subs) - PADDING_BASE), len(subs))
+        present = rng.randint(1, len(subs))
     values: list[object] = []
     for s in subs[:present]:
         values.append(_element(w, rng, s, budget, hctx, True))
@@ -711,7 +718,7 @@ def gen_value_bytes(rng: random.Random, t: CqlType, max_elements: int = 40) -> t
 
 def ref_decode(t: CqlType, data: bytes) -> Verdict:
     """What ``t.deserialize(data)`` must do."""
-    ctx = Ctx()
+    ctx = Ctx(padding_left=padding_budget(len(data)))
     try:
         v = _dec(ctx, t, data, 0, len(data), False, 0)
     except Reject as exc:
@@ -885,8 +892,9 @@ def _dec_fields(ctx: Ctx, t: CqlType, data: bytes, pos: int, end: int, hctx: boo
     if r.remaining():
         raise Reject("bytes after the last field")
     missing = len(t.subtypes) - len(values)
-    if missing > PADDING_BASE + end - pos:
-        raise Reject(f"{missing} missing fields in a {end - pos}-byte value")
+    ctx.padding_left -= missing
+    if ctx.padding_left < 0:
+        raise Reject(f"{missing} missing fields exceed the message's padding budget")
     values += [None] * missing
     return ("R", tuple(values))
 
