@@ -9,7 +9,8 @@
 
 After :func:`install`, for every session of that cluster (or that one session):
 
-* the rows of RESULT messages are decoded by :func:`cqlcodec.decode_rows_result`;
+* the rows of RESULT messages are decoded by cqlcodec where they lie in the
+  driver's message (no copy);
   for prepared statements the driver's result metadata is converted once to a
   :class:`cqlcodec.Prepared` whose parse description is cached and reused;
 * prepared statements bind their values with :meth:`cqlcodec.Prepared.bind`
@@ -39,9 +40,10 @@ its own that cqlcodec does not know (a custom class, ``DateRangeType``, the geom
 types ...), and result rows with a column type whose ``support_empty_values``
 switch is on. Values cqlcodec refuses to bind are handed to the driver's own
 ``bind``, so what the driver accepts is accepted and what it refuses fails with
-the driver's exception. Malformed rows raise :class:`DriverDecodeError`, both a
-:class:`cqlcodec.DecodeError` and the driver's ``DriverException``, as the
-driver's own decoder does. The deliberate differences are listed in
+the driver's exception. A RESULT whose rows cqlcodec refuses (malformed to it, or
+beyond one of its limits) is read once more by the driver's own code, which returns
+its values or raises its own error, exactly as without ``install``; the first
+fallback of each reason is logged. The deliberate differences are listed in
 :func:`install` and in README.md ("Differences from the driver").
 """
 

@@ -15,6 +15,7 @@ from cassandra.query import UNSET_VALUE, BatchStatement, SimpleStatement
 
 import cqlcodec
 import cqlcodec.driver
+import cqlcodec.driver.installer as installer
 
 from .compare import assert_plain_equal, assert_same, assert_same_rows
 from .conftest import SessionPair, new_cluster
@@ -41,13 +42,13 @@ def _rows(result: ResultSet) -> list[Any]:
 
 def test_rows_are_decoded_by_cqlcodec(pair: SessionPair, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    real = cqlcodec.decode_rows_result
+    real = installer._decode_rows_at
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cqlcodec, "decode_rows_result", counting)
+    monkeypatch.setattr(installer, "_decode_rows_at", counting)
     ps = pair.codec.prepare("SELECT * FROM everything WHERE k = ?")
     assert pair.codec.execute(ps, (1,)).one().k == 1
     assert pair.codec.execute("SELECT k FROM everything WHERE k = 2").one().k == 2
