@@ -56,9 +56,10 @@ except ImportError as _exc:  # pragma: no cover - exercised only without a drive
 
 
 class DriverDecodeError(DecodeError, DriverException):
-    """Malformed RESULT rows in driver mode: a :class:`cqlcodec.DecodeError` (with its
-    ``cql_type``, ``offset`` and ``column``) that is also the driver's
-    ``DriverException``, the type the driver raises for a cell it cannot decode."""
+    """A :class:`cqlcodec.DecodeError` (with its ``cql_type``, ``offset`` and ``column``)
+    that is also the driver's ``DriverException``. Kept for code that catches it: driver
+    mode no longer raises it for RESULT rows, which the driver's own code reads again
+    when cqlcodec refuses them (its error, if any, is the driver's)."""
 
 
 __all__ = ["DriverDecodeError", "UnsupportedDriverError", "cql_type_of", "driver_name",
@@ -1047,6 +1048,11 @@ def install(target: Cluster | Session, *, plain_values: bool = False,
     the statement (the driver does not record which session prepared it), so
     ``install(session)`` switches every statement of that session's cluster.
 
+    A RESULT whose rows cqlcodec refuses (bytes malformed to it, or beyond one of its
+    limits) is read once more by the driver's own code, which returns its values or
+    raises its own error, exactly as without ``install``; the first fallback of each
+    reason is logged (logger ``cqlcodec.driver``).
+
     Deliberate differences from the driver alone (README.md, "Differences from the
     driver", has them all):
 
@@ -1059,10 +1065,6 @@ def install(target: Cluster | Session, *, plain_values: bool = False,
       instead (as it has ``util.Date`` for dates outside ``datetime``'s range);
     * timestamps far from 1970 read as their exact milliseconds (cassandra-driver goes
       through a float);
-    * malformed rows fail with :class:`DriverDecodeError` also where some build of the
-      driver reads them without complaint (trailing bytes, a cell length below -2, an
-      over-long fixed-width value, ...) or fails with ``EOFError``/``struct.error``
-      (a truncated body);
     * an empty element of a vector reads as None, where the driver fails unless the
       elements are strings;
     * a mapping that is not a ``dict`` binds by column name (the driver binds its keys);
