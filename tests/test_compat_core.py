@@ -119,6 +119,36 @@ def test_short_tuples_pad_whatever_they_lack() -> None:
     assert batch.num_rows == 3 and batch.to_pydict()["t"] == [(None,) * 0xFFFF] * 3
 
 
+def _cell(*fields: bytes | None) -> bytes:
+    return b"".join(i32(-1) if f is None else i32(len(f)) + f for f in fields)
+
+
+@pytest.mark.parametrize("wide", [
+    tuple_of(INT, *[TEXT] * 19),
+    user_type("ks", "grown31", [("f0", INT)] + [(f"f{i}", TEXT) for i in range(1, 31)]),
+], ids=["tuple", "udt"])
+def test_columns_read_short_values_with_nulls_as_rows_do(wide: CqlType) -> None:
+    """The columnar decoders (the compiled walk, the interpreted vectorised one) read short
+    values, null fields, null values and empty values as the row decoder does."""
+    n = len(wide.subtypes)
+    cells: list[list[bytes | None]] = [
+        [i32(1), _cell(i32(7))],  # 1 of n fields
+        [i32(2), None],  # a null value
+        [i32(3), _cell(None)],  # 1 field, null
+        [i32(4), _cell(i32(8), *[b"x"] * (n - 1))],  # every field
+        [i32(5), _cell(i32(9), None, b"y")],  # 3 fields, a null inside
+        [i32(6), b""],  # an empty value
+    ] * 50
+    body = rows_body([("k", INT), ("v", wide)], cells)
+    result = cqlcodec.decode_result(body, 4)
+    assert isinstance(result, cqlcodec.RowsResult)
+    expected = [tuple(row[1]) if row[1] is not None else None for row in result.rows]
+    assert expected[:6] == [(7,) + (None,) * (n - 1), None, (None,) * n,
+                            (8,) + ("x",) * (n - 1), (9, None, "y") + (None,) * (n - 3), None]
+    columns = cqlcodec.decode_columns(body, 4).to_pydict()["v"]
+    assert [tuple(v) if v is not None else None for v in columns] == expected
+
+
 def test_short_tuples_in_rows_and_inside_collections() -> None:
     t = list_of(frozen(TUPLE))
     inner = h(SHORT_TUPLES[0][0])
