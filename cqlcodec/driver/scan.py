@@ -151,11 +151,30 @@ def _hosts_to_try(session: Session, query: _SplitQuery, split: TokenSplit) -> li
     return [h for h in ordered if h.is_up is not False] + [None]
 
 
+_refreshing: weakref.WeakSet[Any] = weakref.WeakSet()
+_refreshing_lock: Final = threading.Lock()
+
+
 def _reread_token_map(session: Session) -> None:
-    try:
-        session.cluster.refresh_nodes(force_token_rebuild=True)
-    except Exception:  # noqa: BLE001 - the next attempt uses the map the driver has
-        pass
+    """Ask the driver to read the node list and token map again, in the background (one
+    refresh per cluster at a time): the control connection may itself be down, and a
+    retry must not wait for it; the next attempt uses whatever map the driver has."""
+    cluster = session.cluster
+    with _refreshing_lock:
+        if cluster in _refreshing:
+            return
+        _refreshing.add(cluster)
+
+    def refresh() -> None:
+        try:
+            cluster.refresh_nodes(force_token_rebuild=True)
+        except Exception:  # noqa: BLE001 - a refresh is a hint; the driver retries on its own
+            pass
+        finally:
+            with _refreshing_lock:
+                _refreshing.discard(cluster)
+
+    threading.Thread(target=refresh, name="cqlcodec-token-map", daemon=True).start()
 
 
 class SplitReader:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
-from cassandra.policies import RoundRobinPolicy
 from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.policies import ConstantReconnectionPolicy, RoundRobinPolicy
 
 import cqlcodec
 from cqlcodec.driver import (
@@ -270,9 +270,11 @@ def test_an_abandoned_scan_stops(session: Session) -> None:
 
 def _proxied_cluster(protocol_version: int, proxy: FaultProxy) -> Cluster:
     """A driver Cluster that reaches the test server through ``proxy`` only (short
-    request timeouts: a cut shows at once, a stall within seconds)."""
+    request timeouts: a cut shows at once, a stall within seconds; the driver tries to
+    reconnect every half second rather than after 1, 2, 4 ... s)."""
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=10)
     return Cluster(["127.0.0.1"], port=proxy.port, protocol_version=protocol_version,
+                   reconnection_policy=ConstantReconnectionPolicy(0.5),
                    execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                    connect_timeout=10, control_connection_timeout=10)
 
@@ -283,13 +285,16 @@ def table_rows(pair: SessionPair, tables: None) -> list[str]:
     return _rows(_select_all(pair.plain, f"{KEYSPACE}.scan_mixed"))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("install", [True, False], ids=["installed", "plain"])
+@pytest.mark.parametrize("seed,install", [(1, True), (2, False), (3, True)],
+                         ids=["seed1-installed", "seed2-plain", "seed3-installed"])
 def test_exact_when_connections_are_cut(pair: SessionPair, table_rows: list[str], seed: int,
                                         install: bool) -> None:
     """A proxy between driver and server cuts connections (with a reset) after a random
     number of response bytes, again and again during the scan: the scan still gives
-    every row of SELECT * exactly once."""
+    every row of SELECT * exactly once. (Protocol v5 only: the paging is the same at v4,
+    and the fault tests are the slow ones.)"""
+    if pair.protocol_version != 5:
+        pytest.skip("fault tests run at protocol v5")
     with FaultProxy(_host_port(), seed=seed) as proxy:
         cluster = _proxied_cluster(pair.protocol_version, proxy)
         if install:
@@ -311,6 +316,8 @@ def test_exact_when_connections_are_cut(pair: SessionPair, table_rows: list[str]
 
 
 def test_a_split_that_keeps_failing_names_itself(pair: SessionPair, tables: None) -> None:
+    if pair.protocol_version != 5:
+        pytest.skip("fault tests run at protocol v5")
     with FaultProxy(_host_port(), seed=9) as proxy:
         cluster = _proxied_cluster(pair.protocol_version, proxy)
         try:
