@@ -102,6 +102,8 @@ CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0
     "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),
     "CASS_JMX_PORT": os.environ.get("CASS_JMX_PORT", "27199"),
     "CASS_HEAP": os.environ.get("CASS_HEAP", "768M"),
+    # 16 vnodes: the ring has many token ranges, as real clusters do (table scans split it)
+    "CASS_NUM_TOKENS": os.environ.get("CASS_NUM_TOKENS", "16"),
 }
 
 
@@ -162,6 +164,31 @@ def bench_server(session: nox.Session) -> None:
     finally:
         if not already_up:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
+@nox.session(python="3.11")
+def cluster(session: nox.Session) -> None:
+    """Table scans on a real 3-node Cassandra cluster (127.0.0.1-3, 16 vnodes, RF 2):
+    coverage, replica routing, a node killed mid-scan (tests/cluster). Run by hand (about
+    2 minutes to start the nodes one after another, 3 x 512 MiB heap); compiled build and
+    cassandra-driver (or CQLCODEC_DRIVER=scylla-driver). Starts the nodes with
+    tools/cluster.sh unless they are up, and stops them again."""
+    driver = os.environ.get("CQLCODEC_DRIVER", "cassandra-driver")
+    install_cqlcodec(session, os.environ.get("CQLCODEC_IMPL", "compiled"))
+    session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
+    env = {"CASS_HEAP": os.environ.get("CASS_HEAP", "512M")}
+    status = session.run("bash", "tools/cluster.sh", "status", external=True, silent=True,
+                         env=env, success_codes=[0, 1])
+    already_up = len(str(status or "").strip().splitlines()) == 3
+    if not already_up:
+        session.run("bash", "tools/cluster.sh", "start", external=True, env=env)
+    port = os.environ.get("CLUSTER_CQL_PORT", "33042")
+    try:
+        session.run("pytest", "-p", "no:cacheprovider", "-s", "tests/cluster", *session.posargs,
+                    env={"CQLCODEC_CLUSTER": f"127.0.0.1:{port}"})
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cluster.sh", "stop", external=True, env=env)
 
 
 # --- benchmarks: both cqlcodec builds side by side with both drivers ---
