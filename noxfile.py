@@ -167,6 +167,26 @@ def bench_server(session: nox.Session) -> None:
 
 
 @nox.session(python="3.11")
+def bench_scan(session: nox.Session) -> None:
+    """A whole table into one pyarrow Table against a real Cassandra 5.0.9 (16 vnodes):
+    ``scan_table`` vs one ``execute_columns`` query, wall and client CPU, 1,000,000 rows
+    x 10 mixed columns by default (``--rows 200000`` for a shorter run, ``--runs 5``).
+    Compiled build, cassandra-driver; results in bench-results/scan_io.json."""
+    install_cqlcodec(session, "compiled")
+    session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14",
+                    "pandas>=2.0", "polars>=1.0")
+    already_up = bool(_cassandra(session, "status"))
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    try:
+        session.run("python", "benchmarks/scan_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
+                    *session.posargs)
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
+@nox.session(python="3.11")
 def cluster(session: nox.Session) -> None:
     """Table scans on a real 3-node Cassandra cluster (127.0.0.1-3, 16 vnodes, RF 2):
     coverage, replica routing, a node killed mid-scan (tests/cluster). Run by hand (about
