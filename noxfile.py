@@ -151,7 +151,13 @@ def bench_server(session: nox.Session) -> None:
     by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
     for a shorter run, ``--runs 5``, ``--profile``); results in bench-results/server_io.json.
     """
-    driver = os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver")
+    _bench_against_server(session, "benchmarks/server_io.py",
+                          os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver"))
+
+
+def _bench_against_server(session: nox.Session, script: str, driver: str) -> None:
+    """Compiled build + ``driver``; run ``script`` against the test server (started with
+    tools/cassandra.sh unless it is up, and stopped again)."""
     install_cqlcodec(session, "compiled")
     session.install(INTEGRATION_DRIVERS[driver], "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
                     "polars>=1.0")
@@ -159,8 +165,7 @@ def bench_server(session: nox.Session) -> None:
     if not already_up:
         session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
     try:
-        session.run("python", "benchmarks/server_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
-                    *session.posargs)
+        session.run("python", script, "--port", CASSANDRA_ENV["CASS_CQL_PORT"], *session.posargs)
     finally:
         if not already_up:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
@@ -171,19 +176,10 @@ def bench_scan(session: nox.Session) -> None:
     """A whole table into one pyarrow Table against a real Cassandra 5.0.9 (16 vnodes):
     ``scan_table`` vs one ``execute_columns`` query, wall and client CPU, 1,000,000 rows
     x 10 mixed columns by default (``--rows 200000`` for a shorter run, ``--runs 5``).
-    Compiled build, cassandra-driver; results in bench-results/scan_io.json."""
-    install_cqlcodec(session, "compiled")
-    session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14",
-                    "pandas>=2.0", "polars>=1.0")
-    already_up = bool(_cassandra(session, "status"))
-    if not already_up:
-        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
-    try:
-        session.run("python", "benchmarks/scan_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
-                    *session.posargs)
-    finally:
-        if not already_up:
-            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+    Compiled build, cassandra-driver (or CQLCODEC_BENCH_DRIVER); results in
+    bench-results/scan_io.json."""
+    _bench_against_server(session, "benchmarks/scan_io.py",
+                          os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver"))
 
 
 @nox.session(python="3.11")
