@@ -18,14 +18,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from server_io import _connect, _mixed_columns, prepare_data  # noqa: E402
+from server_io import _connect, _mixed_columns, prepare_data, run_json_child  # noqa: E402
 
 FETCH_SIZE = 5000
 CASES = ["execute_columns (one query)", "scan_table"]
@@ -69,12 +68,7 @@ def _spawn(case: str, args: argparse.Namespace) -> dict[str, Any]:
         command += ["--splits", str(args.splits)]
     if args.concurrency:
         command += ["--concurrency", str(args.concurrency)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"{case} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+    return run_json_child(case, command)
 
 
 def main() -> None:
