@@ -35,6 +35,7 @@ INTERPRETED: dict[str, str] = {
     "columnar.arrow": "the Arrow C data interface through ctypes (structs, callbacks): per column, not per cell",
     "columnar.numpy_conv": "numpy views of finished buffers: calls numpy",
     "columnar.bind_input": "reads numpy, pyarrow, polars and pandas columns and converts them with numpy",
+    "columnar.unify": "pyarrow casts per column of a finished result (calls pyarrow)",
     "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
     "driver.columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
     "columnar.vectorised": "the interpreted build's numpy page decoding (unused when compiled)",

@@ -12,6 +12,13 @@ The stream's schema is the first batch's. A later batch whose Arrow type differs
 (a varint or decimal column whose values need another Arrow type on another page)
 is cast to the stream's schema with pyarrow when pyarrow is installed and the cast
 is exact (``safe=True``), else the stream fails with an error naming the column.
+
+Where pyarrow is installed the stream is pyarrow's own reader over the batches
+(``RecordBatchReader.from_batches``; each batch imported without a copy): pyarrow
+may release a foreign stream while a Python exception is pending (after a failed
+``get_next``), and a ctypes ``release`` callback cannot run then, which aborts the
+process. The ctypes stream serves consumers without pyarrow (polars, DuckDB), which
+release it only after they have turned the failure into their own error.
 """
 
 from __future__ import annotations
@@ -233,6 +240,49 @@ def stream_capsule_of(batches: Iterator[Any], first: Any) -> object:
     array (``__arrow_c_array__``). Batches are pulled from the iterator only when the
     consumer asks for the next one.
     """
+    try:
+        import pyarrow
+    except ImportError:
+        return ctypes_stream_capsule_of(batches, first)
+    state = _State(batches, first)
+    schema = pyarrow.schema(_SchemaOnly(state.schema))
+    reader = pyarrow.RecordBatchReader.from_batches(schema, _record_batches(state, pyarrow))
+    capsule: object = reader.__arrow_c_stream__()
+    return capsule
+
+
+def _record_batches(state: _State, pyarrow: Any) -> Iterator[Any]:
+    """The stream's batches as pyarrow record batches of its schema (empty pages typed
+    differently are left out; other differences cast exactly or refused)."""
+    while True:
+        batch = state.pending
+        state.pending = None
+        if batch is None:
+            batch = next(state.batches, None)
+        if batch is None:
+            return
+        schema, array = batch.__arrow_c_array__()
+        got = _signature(schema)
+        if got != state.signature:
+            if len(batch) == 0:
+                continue
+            schema, array = _cast_to_first(state, batch, got)
+        yield pyarrow.record_batch(_Capsules(schema, array))
+
+
+class _Capsules:
+    """A batch's exported ``(schema, array)`` capsules, for ``pyarrow.record_batch``."""
+
+    def __init__(self, schema: object, array: object) -> None:
+        self.capsules = (schema, array)
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        return self.capsules
+
+
+def ctypes_stream_capsule_of(batches: Iterator[Any], first: Any) -> object:
+    """:func:`stream_capsule_of` without pyarrow: the stream's callbacks are ctypes
+    functions (for consumers that are not pyarrow; see the module docstring)."""
     state = _State(batches, first)
     token = next(_tokens)
     struct = ArrowArrayStream()

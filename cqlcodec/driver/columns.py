@@ -45,6 +45,7 @@ from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
 from cqlcodec.columnar.batch import ColumnBatch, decode_columns
 from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
+from cqlcodec.columnar.unify import arrow_table_of
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
@@ -253,10 +254,10 @@ class ColumnPages:
         return stream_capsule_of(self, first)
 
     def to_arrow(self) -> Any:
-        """The remaining pages as one ``pyarrow.Table`` (one record batch per page)."""
-        import pyarrow
-
-        return pyarrow.RecordBatchReader.from_stream(self).read_all()
+        """The remaining pages as one ``pyarrow.Table`` (one record batch per page; a varint
+        or decimal column typed differently by different pages gets one exact type, see
+        :func:`cqlcodec.columnar.unify.arrow_table_of`)."""
+        return arrow_table_of(self)
 
     def to_pandas(self) -> Any:
         """The remaining pages as one pandas DataFrame with ``pandas.ArrowDtype``

@@ -38,6 +38,7 @@ from cassandra.query import PreparedStatement
 
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
+from cqlcodec.columnar.unify import arrow_table_of
 from cqlcodec.driver.columns import send_columnar, wait_page
 from cqlcodec.driver.splits import (
     MAX_TOKEN,
@@ -473,10 +474,7 @@ class TableScan:
         decimal128(38, 0) for int64 and decimal128 varints, two's-complement binary
         when a varint needed it, the widest scale for decimals, else their exact text.
         """
-        import pyarrow
-
-        records = [pyarrow.record_batch(batch) for batch in self]
-        return pyarrow.Table.from_batches(_unified(records))
+        return arrow_table_of(self)
 
     def to_pandas(self) -> Any:
         """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns; needs pyarrow."""
@@ -552,71 +550,6 @@ class TableScan:
                     os.remove(temp)
         return sorted(written)
 
-
-
-def _unified(records: list[Any]) -> list[Any]:
-    """The record batches cast to one schema (see :meth:`TableScan.to_arrow`)."""
-    import pyarrow
-
-    if len({r.schema for r in records}) <= 1:
-        return records
-    names = records[0].schema.names
-    columns: list[list[Any]] = []
-    for i, name in enumerate(names):
-        arrays = [r.column(i) for r in records]
-        types = {a.type for a in arrays}
-        if len(types) > 1:
-            target = _common_type(name, types)
-            try:
-                arrays = [_cast_exactly(name, a, target) for a in arrays]
-            except _WiderThanDecimal:  # more than 38 digits at the widest scale: exact text
-                arrays = [_cast_exactly(name, a, pyarrow.string()) for a in arrays]
-        columns.append(arrays)
-    return [pyarrow.RecordBatch.from_arrays([c[j] for c in columns], names=names)
-            for j in range(len(records))]
-
-
-class _WiderThanDecimal(Exception):
-    pass
-
-
-def _common_type(name: str, types: set[Any]) -> Any:
-    import pyarrow
-
-    decimals = {t for t in types if pyarrow.types.is_decimal(t)}
-    others = types - decimals
-    if others <= {pyarrow.int64()} and decimals and all(t.scale == 0 for t in decimals):
-        return pyarrow.decimal128(38, 0)
-    if others <= {pyarrow.int64(), pyarrow.binary()} and pyarrow.binary() in others \
-            and all(t.scale == 0 for t in decimals):
-        return pyarrow.binary()
-    if not others and decimals:
-        return pyarrow.decimal128(38, max(t.scale for t in decimals))
-    if others == {pyarrow.string()}:
-        return pyarrow.string()
-    raise ScanError(f"column {name!r} has Arrow types {sorted(map(str, types))} on different "
-                    f"pages and no exact common type: iterate the batches instead")
-
-
-def _cast_exactly(name: str, array: Any, target: Any) -> Any:
-    import pyarrow
-
-    if array.type == target:
-        return array
-    if pyarrow.types.is_binary(target):  # varint: two's-complement bytes, as on the wire
-        values = [None if v is None else _twos_complement(int(v)) for v in array.to_pylist()]
-        return pyarrow.array(values, pyarrow.binary())
-    try:
-        return array.cast(target, safe=True)
-    except (pyarrow.ArrowInvalid, pyarrow.ArrowNotImplementedError) as exc:
-        if pyarrow.types.is_decimal(target):
-            raise _WiderThanDecimal from exc
-        raise ScanError(f"column {name!r}: a page of type {array.type} does not cast exactly "
-                        f"to {target}: {exc}") from exc
-
-
-def _twos_complement(value: int) -> bytes:
-    return value.to_bytes(max(1, (value.bit_length() + 8) // 8), "big", signed=True)
 
 
 def scan_table(session: Session, table: str, columns: Sequence[str] | None = None, *,
