@@ -55,6 +55,8 @@ from cqlcodec.driver.columns import (
     execute_columns,
     insert_columns,
 )
+from cqlcodec.driver.load import LoadProgress, load_table
+from cqlcodec.driver.sources import LoadError
 from cqlcodec.driver.installer import (
     SUPPORTED_DRIVERS,
     CqlcodecBoundStatement,
@@ -76,4 +78,5 @@ __all__ = [
     "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options",
     "UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "execute_columns",
     "input_adapter", "insert_columns", "install", "installed_options", "value_converter",
+    "LoadError", "LoadProgress", "load_table",
 ]
