@@ -38,6 +38,8 @@ INTERPRETED: dict[str, str] = {
     "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
     "driver.columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
     "columnar.vectorised": "the interpreted build's numpy page decoding (unused when compiled)",
+    "driver.splits": "reads the drivers' token map and schema metadata; per split, not per row",
+    "driver.scan": "driver sessions, threads and retries; per page, not per row",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

@@ -55,8 +55,6 @@ from cqlcodec.driver.columns import (
     execute_columns,
     insert_columns,
 )
-from cqlcodec.driver.load import LoadProgress, load_table
-from cqlcodec.driver.sources import LoadError
 from cqlcodec.driver.installer import (
     SUPPORTED_DRIVERS,
     CqlcodecBoundStatement,
@@ -72,11 +70,26 @@ from cqlcodec.driver.installer import (
     installed_options,
     value_converter,
 )
+from cqlcodec.driver.load import LoadProgress, load_table
+from cqlcodec.driver.scan import (
+    ScanError,
+    ScanProgress,
+    TableScan,
+    read_split,
+    scan_table,
+    table_schema_batch,
+)
+from cqlcodec.driver.sources import LoadError
+from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 
 __all__ = [
     "SUPPORTED_DRIVERS", "ColumnPages", "CqlcodecBoundStatement", "CqlcodecPreparedStatement",
     "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options",
     "UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "execute_columns",
     "input_adapter", "insert_columns", "install", "installed_options", "value_converter",
+    # whole tables (driver/splits.py, driver/scan.py)
+    "ScanError", "ScanProgress", "SplitPlanError", "TableScan", "TokenSplit", "plan_splits",
+    "read_split", "scan_table", "table_schema_batch",
+    # bulk loads (driver/load.py, driver/sources.py)
     "LoadError", "LoadProgress", "load_table",
 ]
