@@ -18,8 +18,8 @@ import struct
 from collections.abc import Sequence
 from typing import Any, Final
 
+from cassandra import InvalidRequest
 from cassandra.cluster import Session
-from cassandra.protocol import InvalidRequest
 from cassandra.query import PreparedStatement
 
 __all__ = ["MutationSizer", "is_batch_too_large"]

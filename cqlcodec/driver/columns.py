@@ -42,10 +42,10 @@ from cassandra.query import (
 
 from cqlcodec import kinds as K
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
-from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
 from cqlcodec.columnar.batch import ColumnBatch, decode_columns
 from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
+from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared

@@ -32,6 +32,7 @@ from cqlcodec.driver.sources import (
     peek_columns,
     source_parts,
 )
+from cqlcodec.driver.splits import SplitPlanError, table_ref
 from cqlcodec.errors import BindError
 
 __all__ = ["LoadProgress", "load_table", "resolve_table"]
@@ -44,7 +45,8 @@ class LoadProgress:
     """What a :func:`load_table` progress callback receives after each chunk: rows read
     so far, rows written, rows failed, the total rows when known (Parquet and in-memory
     sources) else None, bytes of the files read so far and in all, and seconds since
-    the start."""
+    the start, and the pieces (files) finished of all.
+    """
 
     rows: int
     written: int
@@ -53,35 +55,18 @@ class LoadProgress:
     bytes_done: int
     bytes_total: int
     elapsed: float
+    parts_done: int = 0
+    parts_total: int = 1
 
 
 def resolve_table(session: Session, table: str) -> Any:
     """The driver's metadata of ``table`` ("ks.table", or "table" in the session's
     keyspace; quoted names keep their case), refreshed from the server once when it is
     not known yet; :class:`LoadError` for an unknown keyspace or table."""
-    keyspace, _, name = table.rpartition(".")
-    keyspace = _identifier(keyspace) if keyspace else (session.keyspace or "")
-    name = _identifier(name)
-    if not keyspace:
-        raise LoadError(f'"{table}" names no keyspace and the session has none: '
-                        "use keyspace.table")
-    for attempt in range(2):
-        meta = session.cluster.metadata.keyspaces.get(keyspace)
-        found = meta.tables.get(name) if meta is not None else None
-        if found is not None:
-            return found
-        if attempt == 0:
-            session.cluster.refresh_schema_metadata()
-    if session.cluster.metadata.keyspaces.get(keyspace) is None:
-        raise LoadError(f'unknown keyspace "{keyspace}"')
-    raise LoadError(f'unknown table "{keyspace}.{name}"')
-
-
-def _identifier(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        return text[1:-1].replace('""', '"')
-    return text.lower()
+    try:
+        return table_ref(session, table).metadata
+    except SplitPlanError as exc:
+        raise LoadError(str(exc)) from None
 
 
 def _quoted(name: str) -> str:
@@ -145,6 +130,7 @@ def load_table(session: Session, table: str, source: object, *,
     rows_total = _total_rows(parts)
     bytes_total = sum(p.size for p in parts)
     bytes_done = 0
+    done_parts = 0
     started = time.monotonic()
     for part in parts:
         csv_types = {src: cql_types[renamed.get(src, src)] for src in
@@ -169,12 +155,14 @@ def load_table(session: Session, table: str, source: object, *,
             if progress is not None:
                 progress(LoadProgress(result.rows, result.written, len(result.failures),
                                       rows_total, bytes_done, bytes_total,
-                                      time.monotonic() - started))
+                                      time.monotonic() - started, done_parts, len(parts)))
         bytes_done += part.size
+        done_parts += 1
     result.failures.sort(key=lambda f: f.row)
     if progress is not None:
         progress(LoadProgress(result.rows, result.written, len(result.failures), rows_total,
-                              bytes_done, bytes_total, time.monotonic() - started))
+                              bytes_done, bytes_total, time.monotonic() - started,
+                              done_parts, len(parts)))
     if result.failures and raise_on_error:
         raise InsertError(result)
     return result

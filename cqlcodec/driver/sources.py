@@ -314,9 +314,7 @@ def parse_csv_value(text: str, cql: str) -> object:
     if base == "blob":
         t = text.strip()
         return bytes.fromhex(t[2:] if t[:2].lower() == "0x" else t)
-    if base.startswith("vector<"):
-        return json.loads(text)
     try:
-        return json.loads(text)
-    except ValueError:
         return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return json.loads(text)
