@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -272,9 +273,30 @@ def _csv_batches(pa: Any, part: SourcePart, chunk_rows: int,
     block = max(1 << 16, min(1 << 26, chunk_rows * 128))
     options = _csv_options(pcsv, part, types)
     options["read_options"] = pcsv.ReadOptions(block_size=block)
+    try:
+        with pcsv.open_csv(part.name, **options) as reader:
+            for batch in reader:
+                yield _typed_csv_batch(pa, batch, csv_types)
+    except pa.ArrowInvalid as exc:  # name the column Arrow gives by number
+        found = re.search(r"CSV column #(\d+): (.*)", str(exc))
+        if found is None:
+            raise
+        header = peek_header(part)
+        index = int(found[1])
+        column = header[index] if index < len(header) else f"#{index}"
+        raise LoadError(f"{found[2]} (CQL type {csv_types.get(column, '?')})",
+                        source=part.name, column=column) from None
+
+
+def peek_header(part: SourcePart) -> list[str]:
+    """The column names in a CSV file's header line."""
+    import pyarrow.csv as pcsv
+
+    options = _csv_options(pcsv, part, {})
+    options["convert_options"] = pcsv.ConvertOptions(
+        column_types={}, strings_can_be_null=True, null_values=[""])
     with pcsv.open_csv(part.name, **options) as reader:
-        for batch in reader:
-            yield _typed_csv_batch(pa, batch, csv_types)
+        return list(reader.schema.names)
 
 
 def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str]) -> Any:
