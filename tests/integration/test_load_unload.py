@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from cassandra.cluster import Session
 
+import cqlcodec
 import cqlcodec.driver as cd
 
 from .conftest import ADDRESS, new_cluster
@@ -28,7 +29,8 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 KS = "cqlcodec_load"
-ROOT = Path(__file__).resolve().parents[2]
+# the directory holding the cqlcodec in use (the source tree or site-packages)
+ROOT = Path(cqlcodec.__file__).resolve().parent.parent
 ROUND_TRIP_COLUMNS = (
     "k int, c int, name text, score double, ratio float, big bigint, small smallint, "
     "flag boolean, at timestamp, day date, id uuid, data blob, nums list<int>, "
@@ -104,7 +106,7 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env.pop("CQLCODEC_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "cqlcodec", *args, "--host", host or "127.0.0.1",
                            "--port", port or "9042", "--timeout", "30"],
-                          capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
+                          capture_output=True, text=True, env=env, timeout=timeout)
 
 
 # --------------------------------------------------------------------------- batch sizing
