@@ -23,6 +23,7 @@ the drivers' Cython extensions or without them, on protocol v4 and v5.
 from __future__ import annotations
 
 import struct
+from bisect import bisect_left
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -490,12 +491,33 @@ def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
 
 
 def _replicas_of(session: Session) -> Callable[[BoundStatement], object]:
+    """The replica set of a statement's partition, for grouping rows into batches: the
+    token of its routing key looked up in the ring, each ring range's replicas asked of
+    the driver's token map once (not once per row)."""
     metadata = session.cluster.metadata
+    token_map = metadata.token_map
+    ring = list(getattr(token_map, "ring", None) or ())
+    if not ring:
+        def replicas(stmt: BoundStatement) -> object:
+            hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
+            return tuple(sorted([str(h.endpoint) for h in hosts]))
+        return replicas
+    values = [t.value for t in ring]
+    from_key = token_map.token_class.from_key
+    owners: dict[str | None, list[tuple[str, ...]]] = {}
 
-    def replicas(stmt: BoundStatement) -> object:
-        hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
-        return tuple(sorted([str(h.endpoint) for h in hosts]))
-    return replicas
+    def owners_of(keyspace: str | None) -> list[tuple[str, ...]]:
+        found = owners.get(keyspace)
+        if found is None:
+            found = [tuple(sorted([str(h.endpoint) for h in token_map.get_replicas(keyspace, t)]))
+                     for t in ring]
+            owners[keyspace] = found
+        return found
+
+    def replicas_by_ring(stmt: BoundStatement) -> object:
+        at = bisect_left(values, from_key(stmt.routing_key).value)
+        return owners_of(stmt.keyspace)[at if at < len(values) else 0]
+    return replicas_by_ring
 
 
 def _routing_key_of(stmt: BoundStatement) -> object:

@@ -256,7 +256,37 @@ def _quoted_table(table_name: str) -> str:
 def _as_mapping(pa: Any, batch: Any) -> dict[str, Any]:
     if isinstance(batch, Mapping):
         return dict(batch)
-    return {name: batch.column(i) for i, name in enumerate(batch.schema.names)}
+    return {name: _numpy_of(pa, batch.column(i)) for i, name in enumerate(batch.schema.names)}
+
+
+def _numpy_of(pa: Any, column: Any) -> Any:
+    """An Arrow integer, float or boolean column as a numpy (masked) array read from its
+    buffers, else the column itself. (pyarrow's own ``to_numpy`` imports pandas when it
+    is installed, seconds of start-up for a command-line load.)"""
+    import numpy as np
+
+    t = column.type
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    types = pa.types
+    if not (types.is_integer(t) or types.is_floating(t) or types.is_boolean(t)) or \
+            types.is_float16(t):
+        return column
+    n = len(column)
+    validity, data = column.buffers()[:2]
+    if types.is_boolean(t):
+        bits = np.frombuffer(data, np.uint8)
+        values = np.unpackbits(bits, bitorder="little")[column.offset:column.offset + n]
+        values = values.astype(bool)
+    else:
+        kind = "f" if types.is_floating(t) else ("i" if types.is_signed_integer(t) else "u")
+        dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
+        values = np.frombuffer(data, dtype, count=n, offset=column.offset * dtype.itemsize)
+    if not column.null_count:
+        return values
+    valid = np.unpackbits(np.frombuffer(validity, np.uint8),
+                          bitorder="little")[column.offset:column.offset + n].astype(bool)
+    return np.ma.MaskedArray(values, mask=~valid)
 
 
 def _take(pa: Any, chunk: Mapping[str, Any], rows: list[int]) -> dict[str, Any]:
