@@ -23,9 +23,9 @@ the drivers' Cython extensions or without them, on protocol v4 and v5.
 from __future__ import annotations
 
 import struct
-from bisect import bisect_left
 import threading
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
