@@ -82,8 +82,8 @@ def add_commands(sub: Any) -> None:
                    help="batch size in the server's measure (default 40000; the server "
                         "refuses more than batch_size_fail_threshold, 50 KiB)")
     p.add_argument("--no-batch", action="store_true", help="one row per request")
-    p.add_argument("--concurrency", type=_positive, default=64, metavar="N",
-                   help="requests in flight (default 64)")
+    p.add_argument("--concurrency", type=_positive, default=16, metavar="N",
+                   help="requests (batches) in flight (default 16)")
     p.add_argument("--retries", type=int, default=3, metavar="N",
                    help="times rows that timed out are sent again (default 3)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")

@@ -77,7 +77,7 @@ def load_table(session: Session, table: str, source: object, *,
                columns: Sequence[str] | None = None,
                rename: Mapping[str, str] | None = None,
                chunk_rows: int = 20_000, batch_by_replica: bool = True,
-               batch_bytes: int = 40_000, concurrency: int = 64,
+               batch_bytes: int = 40_000, concurrency: int = 16,
                consistency_level: int | None = None, retries: int = 3,
                raise_on_error: bool = True,
                progress: Callable[[LoadProgress], None] | None = None) -> InsertResult:
@@ -102,7 +102,7 @@ def load_table(session: Session, table: str, source: object, *,
 
     Rows go out through :func:`insert_columns` (``batch_by_replica`` and
     ``batch_bytes`` as there: batches of rows owned by the same replicas, sized by the
-    server's measure), at most ``concurrency`` requests in flight, at
+    server's measure), at most ``concurrency`` requests (batches) in flight, at
     ``consistency_level`` (a ``cassandra.ConsistencyLevel`` value; default the
     session's). Rows that failed with a timeout or an unavailable replica are sent
     again up to ``retries`` times (inserts of whole values are idempotent; counter
