@@ -241,7 +241,7 @@ _ARROW_OF_CQL: Final = {
     "tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64",
     "counter": "int64", "float": "float32", "double": "float64", "boolean": "bool_",
     "text": "string", "varchar": "string", "ascii": "string", "inet": "string",
-    "date": "date32", "time": "time64ns", "timestamp": "timestamp_ms",
+    "date": "date32", "time": "time64ns", "timestamp": "timestamp_us",
 }
 
 
@@ -249,8 +249,8 @@ def _arrow_type(pa: Any, cql: str) -> Any:
     name = _ARROW_OF_CQL.get(cql, "string")
     if name == "time64ns":
         return pa.time64("ns")
-    if name == "timestamp_ms":
-        return pa.timestamp("ms", tz="UTC")
+    if name == "timestamp_us":  # microseconds: cqlsh writes six fraction digits
+        return pa.timestamp("us", tz="UTC")
     return getattr(pa, name)()
 
 

@@ -313,3 +313,23 @@ def test_resume_after_a_killed_unload(session: Session, tmp_path: Path) -> None:
     final = json.loads(manifest.read_text())
     assert len(final["done"]) == len(final["splits"]) == len(planned["splits"])
     assert sum(d["rows"] for d in final["done"].values()) == n
+
+
+def test_load_csv_written_the_way_cqlsh_writes_it(session: Session, tmp_path: Path) -> None:
+    table = fresh_table(session, "from_cqlsh", "k int PRIMARY KEY, at timestamp, flag boolean, "
+                        "id uuid, nums list<int>, tags set<text>, attrs map<text, int>, "
+                        "data blob, amount decimal")
+    (tmp_path / "rows.csv").write_text(
+        "k,at,flag,id,nums,tags,attrs,data,amount\n"
+        "1,2024-05-17 10:20:30.123000+0000,True,8a6f6d0e-4d0a-4b39-9d4c-3bd1f3c7a001,"
+        "\"[1, 2, 3]\",\"{'a', 'b'}\",\"{'x': 1, 'y': 2}\",0x00ff,12.50\n"
+        "2,,False,,,,,,\n")
+    cd.load_table(session, table, tmp_path / "rows.csv")
+    rows = {r.k: r for r in session.execute(f"SELECT * FROM {table}")}
+    first = rows[1]
+    assert first.at == dt.datetime(2024, 5, 17, 10, 20, 30, 123000)
+    assert (first.flag, first.nums, set(first.tags), dict(first.attrs)) == \
+        (True, [1, 2, 3], {"a", "b"}, {"x": 1, "y": 2})
+    assert first.id == uuid.UUID("8a6f6d0e-4d0a-4b39-9d4c-3bd1f3c7a001")
+    assert (first.data, str(first.amount)) == (b"\x00\xff", "12.50")
+    assert (rows[2].at, rows[2].flag, rows[2].id, rows[2].nums) == (None, False, None, None)
