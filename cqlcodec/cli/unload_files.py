@@ -101,14 +101,23 @@ def split_file_name(index: int, fmt: str) -> str:
 
 
 class _Batches:
-    """An Arrow stream over ColumnBatches (``first`` fixes the schema)."""
+    """An Arrow stream over ColumnBatches (``first`` fixes the schema) that keeps the
+    exception the batches raised (the stream's consumer only sees an OSError)."""
 
     def __init__(self, first: Any, rest: Iterator[Any]) -> None:
         self.first = first
         self.rest = rest
+        self.error: BaseException | None = None
+
+    def _pull(self) -> Iterator[Any]:
+        try:
+            yield from self.rest
+        except BaseException as exc:
+            self.error = exc
+            raise
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        return stream_capsule_of(self.rest, self.first)
+        return stream_capsule_of(self._pull(), self.first)
 
 
 def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
@@ -125,11 +134,17 @@ def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
             break
     if first is None:
         return 0
-    reader = pa.RecordBatchReader.from_stream(_Batches(first, batches))
+    stream = _Batches(first, batches)
+    reader = pa.RecordBatchReader.from_stream(stream)
     final = os.path.join(directory, name)
     temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}-{threading.get_ident()}")
     try:
-        rows = _write(pa, reader, temp, fmt, on_rows)
+        try:
+            rows = _write(pa, reader, temp, fmt, on_rows)
+        except Exception:
+            if stream.error is not None:
+                raise stream.error from None
+            raise
         os.replace(temp, final)
     finally:
         if os.path.exists(temp):
