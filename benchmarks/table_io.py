@@ -158,6 +158,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cqlsh", default=shutil.which("cqlsh") or "cqlsh")
     parser.add_argument("--out", default="bench-results/table_io.json")
+    parser.add_argument("--unload-options", default="",
+                        help="more options for unload, e.g. '--concurrency 4'")
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -173,6 +175,7 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="cqlcodec-table-io-")
     py = sys.executable
     conn = ["--host", args.host, "--port", str(args.port), "--quiet"]
+    unload_options = ["--retries", "8", *args.unload_options.split()]
     cqlsh = [args.cqlsh, args.host, str(args.port), "--request-timeout", "120", "-e"]
     cqlsh_env = dict(os.environ, CQLSH_NO_BUNDLED="TRUE")
     try:
@@ -186,7 +189,7 @@ def main() -> int:
         for i in range(args.runs):
             out = os.path.join(work, f"unload-{i}")
             run("unload cqlcodec parquet", [py, "-m", "cqlcodec", "unload",
-                                            f"{KEYSPACE}.source", "-o", out, *conn])
+                                            f"{KEYSPACE}.source", "-o", out, *unload_options, *conn])
             shutil.rmtree(out)
             csv_out = os.path.join(work, f"copy-to-{i}.csv")
             run("cqlsh COPY TO csv", [*cqlsh, f"COPY {KEYSPACE}.source TO '{csv_out}' "
@@ -203,7 +206,7 @@ def main() -> int:
                 for name, label in (("source", "unload small table"), ("big", "unload big table")):
                     out = os.path.join(work, f"rss-{name}-{i}")
                     run(label, [py, "-m", "cqlcodec", "unload", f"{KEYSPACE}.{name}", "-o", out,
-                                *conn])
+                                *unload_options, *conn])
                     shutil.rmtree(out)
         report(args, results, cores)
     finally:

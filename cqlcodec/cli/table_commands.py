@@ -116,8 +116,8 @@ def _positive(text: str) -> int:
 def _scan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--splits", type=_positive, metavar="N",
                    help="token-range splits to read (default: 8 per core of the cluster)")
-    p.add_argument("--concurrency", type=_positive, default=8, metavar="N",
-                   help="splits read at once (default 8)")
+    p.add_argument("--concurrency", type=_positive, default=4, metavar="N",
+                   help="splits read at once (default 4)")
     p.add_argument("--fetch-size", type=_positive, default=5000, metavar="N",
                    help="rows per page (default 5000)")
     p.add_argument("--retries", type=int, default=3, metavar="N",
