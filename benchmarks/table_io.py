@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -84,14 +85,19 @@ def process_cpu(pid: int | None) -> float:
 
 
 def measure(command: list[str], server: int | None, env: dict[str, str] | None = None,
-            done: str = "") -> dict[str, float]:
+            done: str = "", timeout: float = 900.0) -> dict[str, float]:
     """Runs ``command``; its wall time, CPU (with the processes it waited for), peak RSS
     and the server's CPU meanwhile. A failing command is an error unless its output
     holds ``done`` (cqlsh exits non-zero after rows were retried, yet all imported)."""
     before_server = process_cpu(server)
     started = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
+    timer = threading.Timer(timeout, proc.kill)  # cqlsh COPY can hang on a lost worker
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
     wall = time.perf_counter() - started
     out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -123,6 +129,8 @@ def setup(args: argparse.Namespace, work: str) -> None:
     if args.rss_rows:
         tables.append(("big", args.rss_rows))
     for name, rows in tables:
+        if args.reuse and rows and session.cluster.metadata.keyspaces[KEYSPACE].tables.get(name):
+            continue
         session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{name}")
         session.execute(f"CREATE TABLE {KEYSPACE}.{name} ({SMALL})")
         for start in range(0, rows, 200_000):
@@ -160,6 +168,8 @@ def main() -> int:
     parser.add_argument("--out", default="bench-results/table_io.json")
     parser.add_argument("--unload-options", default="",
                         help="more options for unload, e.g. '--concurrency 4'")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep the source tables of an earlier run (same --rows)")
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -179,12 +189,14 @@ def main() -> int:
     cqlsh = [args.cqlsh, args.host, str(args.port), "--request-timeout", "120", "-e"]
     cqlsh_env = dict(os.environ, CQLSH_NO_BUNDLED="TRUE")
     try:
-        in_child(args, "setup", "--work", work)
+        in_child(args, "setup", "--work", work, *(["--reuse"] if args.reuse else []))
         results: dict[str, list[dict[str, float]]] = {}
 
         def run(case: str, command: list[str], env: dict[str, str] | None = None,
                 done: str = "") -> None:
-            results.setdefault(case, []).append(measure(command, server, env, done))
+            m = measure(command, server, env, done)
+            results.setdefault(case, []).append(m)
+            print(f"{case}: {json.dumps(m)}", flush=True)
 
         for i in range(args.runs):
             out = os.path.join(work, f"unload-{i}")
