@@ -10,6 +10,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 
 import nox
 
@@ -205,6 +206,32 @@ def cluster(session: nox.Session) -> None:
     finally:
         if not already_up:
             session.run("bash", "tools/cluster.sh", "stop", external=True, env=env)
+def bench_tables(session: nox.Session) -> None:
+    """Whole tables from the command line against a real Cassandra 5.0.9 with 16 vnodes:
+    ``python -m cqlcodec unload`` (Parquet) vs ``cqlsh COPY TO`` (CSV) and ``load`` vs
+    ``cqlsh COPY FROM`` on 200,000 rows x 10 small columns, interleaved; cqlsh 6.2.2 in a
+    venv of its own. Compiled build, cassandra-driver. Arguments go to
+    benchmarks/table_io.py (``--rows``, ``--runs``, ``--rss-rows 1000000`` adds the peak
+    RSS of unloading a bigger table); results in bench-results/table_io.json. A server
+    already running on CASS_CQL_PORT is used as it is (start it with CASS_NUM_TOKENS=16).
+    """
+    install_cqlcodec(session, "compiled")
+    session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14")
+    cqlsh_venv = os.path.join(session.virtualenv.location, "cqlsh")
+    if not os.path.exists(os.path.join(cqlsh_venv, "bin", "cqlsh")):
+        session.run(sys.executable, "-m", "venv", cqlsh_venv, external=True)
+        session.run(os.path.join(cqlsh_venv, "bin", "pip"), "install", "-q", "cqlsh==6.2.2",
+                    external=True)
+    already_up = bool(_cassandra(session, "status"))
+    env = dict(CASSANDRA_ENV, CASS_NUM_TOKENS="16")
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=env)
+    try:
+        session.run("python", "benchmarks/table_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
+                    "--cqlsh", os.path.join(cqlsh_venv, "bin", "cqlsh"), *session.posargs)
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=env)
 
 
 # --- benchmarks: both cqlcodec builds side by side with both drivers ---

@@ -21,7 +21,17 @@ PACKAGE = "cqlcodec"
 # (found recursively) is compiled.
 INTERPRETED: dict[str, str] = {
     "__init__": "entry point: checks that the build is whole and re-exports the API",
-    "__main__": "command-line tool: argparse and timeit, nothing per value",
+    "__main__": "python -m cqlcodec: hands over to cqlcodec.cli",
+    "cli.main": "command-line tool: argparse, nothing per value",
+    "cli.codec_commands": "command-line tool: argparse and timeit, nothing per value",
+    "cli.table_commands": "command-line tool: threads driving driver sessions and files",
+    "cli.connect": "command-line tool: opens a driver session",
+    "cli.progress": "command-line tool: a progress line on stderr",
+    "cli.unload_files": "command-line tool: files, a manifest and pyarrow writers",
+    "cli.exits": "command-line tool: exit status constants",
+    "driver.batching": "reads the drivers' schema metadata and exceptions",
+    "driver.sources": "opens files and tables with pyarrow, per chunk",
+    "driver.load": "drives a driver session chunk by chunk",
     "_version": "one string",
     "bench_workloads": "benchmark inputs, stdlib only; benchmarks/ loads it by path",
     "errors": "exception classes users catch and subclass",

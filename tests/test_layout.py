@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("codecs",),
     ("protocol",),
     ("columnar",),
-    ("__init__", "driver", "__main__"),
+    ("__init__", "driver", "cli", "__main__"),
 ]
 
 

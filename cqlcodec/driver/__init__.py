@@ -72,6 +72,7 @@ from cqlcodec.driver.installer import (
     installed_options,
     value_converter,
 )
+from cqlcodec.driver.load import LoadProgress, load_table
 from cqlcodec.driver.scan import (
     ScanError,
     ScanProgress,
@@ -80,6 +81,7 @@ from cqlcodec.driver.scan import (
     scan_table,
     table_schema_batch,
 )
+from cqlcodec.driver.sources import LoadError
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 
 __all__ = [
@@ -90,4 +92,6 @@ __all__ = [
     # whole tables (driver/splits.py, driver/scan.py)
     "ScanError", "ScanProgress", "SplitPlanError", "TableScan", "TokenSplit", "plan_splits",
     "read_split", "scan_table", "table_schema_batch",
+    # bulk loads (driver/load.py, driver/sources.py)
+    "LoadError", "LoadProgress", "load_table",
 ]

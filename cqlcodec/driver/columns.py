@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 import threading
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -46,6 +47,7 @@ from cqlcodec.columnar.batch import ColumnBatch, decode_columns
 from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
+from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
@@ -410,15 +412,19 @@ def _driver_statement(ps: PreparedStatement, bound: Bound) -> BoundStatement:
     return stmt
 
 
+Member = tuple[int, BoundStatement]
+
+
 def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
               group: Callable[[BoundStatement], object] | None,
-              batch_bytes: int, batch_type: Any, failures: list[InsertFailure]
-              ) -> tuple[list[Statement], list[list[int]]]:
-    """The statements (or batches of the rows ``group`` puts together) for rows
-    ``first_row``..., and the rows each one writes. A row without a routing key (a null
-    partition-key value) is a failure, never sent."""
+              sizer: MutationSizer | None, batch_bytes: int, batch_type: Any,
+              failures: list[InsertFailure]) -> tuple[list[Statement], list[list[Member]]]:
+    """The statements (or batches of the rows ``group`` puts together, each at most
+    ``batch_bytes`` in the server's measure of ``sizer``) for rows ``first_row``..., and
+    the rows each one writes. A row without a routing key (a null partition-key value)
+    is a failure, never sent."""
     statements: list[Statement] = []
-    rows_of: list[list[int]] = []
+    members_of: list[list[Member]] = []
     groups: dict[object, list[tuple[int, BoundStatement, int]]] = {}
     for i, b in enumerate(bound):
         row = first_row + i
@@ -427,36 +433,92 @@ def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
         except CodecError as exc:
             failures.append(InsertFailure(row, exc))
             continue
-        if group is None:
+        if group is None or sizer is None:
             statements.append(stmt)
-            rows_of.append([row])
+            members_of.append([(row, stmt)])
             continue
-        size = sum([len(v) for v in b.values if isinstance(v, bytes)])
-        groups.setdefault(group(stmt), []).append((row, stmt, size))
+        groups.setdefault(group(stmt), []).append((row, stmt, sizer.row_size(b.values)))
     for members in groups.values():
         start = 0
         while start < len(members):
-            batch = BatchStatement(batch_type=batch_type, consistency_level=ps.consistency_level)
-            rows: list[int] = []
+            rows: list[Member] = []
             used = 0
             while start < len(members) and (not rows or used + members[start][2] <= batch_bytes):
                 row, stmt, size = members[start]
-                batch.add(stmt)
-                rows.append(row)
+                rows.append((row, stmt))
                 used += size
                 start += 1
-            statements.append(batch)
-            rows_of.append(rows)
-    return statements, rows_of
+            statements.append(_batch(ps, rows, batch_type))
+            members_of.append(rows)
+    return statements, members_of
+
+
+def _batch(ps: PreparedStatement, members: list[Member], batch_type: Any) -> Statement:
+    if len(members) == 1:
+        return members[0][1]
+    batch = BatchStatement(batch_type=batch_type, consistency_level=ps.consistency_level)
+    for _, stmt in members:
+        batch.add(stmt)
+    return batch
+
+
+def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
+          members_of: list[list[Member]], batch_type: Any, concurrency: int,
+          execution_profile: object, result: InsertResult) -> int:
+    """Sends the statements; a batch the server refuses as too large is split in two and
+    sent again until it fits (one row alone always does). Returns how many batches
+    were refused."""
+    refused = 0
+    while statements:
+        outcomes = execute_concurrent(session, [(s, None) for s in statements], concurrency,
+                                      raise_on_first_error=False,
+                                      execution_profile=execution_profile)
+        result.requests += len(statements)
+        again: list[Statement] = []
+        again_of: list[list[Member]] = []
+        for (ok, outcome), members in zip(outcomes, members_of):
+            if ok:
+                continue
+            if len(members) > 1 and is_batch_too_large(outcome):
+                refused += 1
+                half = len(members) // 2
+                for part in (members[:half], members[half:]):
+                    again.append(_batch(ps, part, batch_type))
+                    again_of.append(part)
+            else:
+                result.failures.extend([InsertFailure(r, outcome) for r, _ in members])
+        statements, members_of = again, again_of
+    return refused
 
 
 def _replicas_of(session: Session) -> Callable[[BoundStatement], object]:
+    """The replica set of a statement's partition, for grouping rows into batches: the
+    token of its routing key looked up in the ring, each ring range's replicas asked of
+    the driver's token map once (not once per row)."""
     metadata = session.cluster.metadata
+    token_map = metadata.token_map
+    ring = list(getattr(token_map, "ring", None) or ())
+    if not ring:
+        def replicas(stmt: BoundStatement) -> object:
+            hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
+            return tuple(sorted([str(h.endpoint) for h in hosts]))
+        return replicas
+    values = [t.value for t in ring]
+    from_key = token_map.token_class.from_key
+    owners: dict[str | None, list[tuple[str, ...]]] = {}
 
-    def replicas(stmt: BoundStatement) -> object:
-        hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
-        return tuple(sorted([str(h.endpoint) for h in hosts]))
-    return replicas
+    def owners_of(keyspace: str | None) -> list[tuple[str, ...]]:
+        found = owners.get(keyspace)
+        if found is None:
+            found = [tuple(sorted([str(h.endpoint) for h in token_map.get_replicas(keyspace, t)]))
+                     for t in ring]
+            owners[keyspace] = found
+        return found
+
+    def replicas_by_ring(stmt: BoundStatement) -> object:
+        at = bisect_left(values, from_key(stmt.routing_key).value)
+        return owners_of(stmt.keyspace)[at if at < len(values) else 0]
+    return replicas_by_ring
 
 
 def _routing_key_of(stmt: BoundStatement) -> object:
@@ -477,14 +539,17 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
     sequence, or a table). Rows are bound ``chunk_rows`` at a time and sent with the
     driver's ``execute_concurrent``, at most ``concurrency`` requests in flight.
     ``batch_by_partition=True`` sends the rows of one partition (same routing key) of a
-    chunk together as UNLOGGED batches (COUNTER batches for counter updates) of at most
-    ``batch_bytes`` of values (Cassandra warns above 5 KiB by default), one row alone
-    when it is larger. ``batch_by_replica=True`` puts rows of different partitions
-    owned by the same replicas (the driver's token map) into one UNLOGGED batch, which
-    cuts the requests, and so the client's CPU, by the rows per batch; the server warns
-    about such batches beyond ``unlogged_batch_across_partitions_warn_threshold``
-    partitions and ``batch_size_warn_threshold`` (the driver logs those warnings), and
-    refuses batches beyond ``batch_size_fail_threshold`` (50 KiB by default).
+    chunk together as UNLOGGED batches (COUNTER batches for counter updates);
+    ``batch_by_replica=True`` puts rows of different partitions owned by the same
+    replicas (the driver's token map) into one UNLOGGED batch, which cuts the requests,
+    and so the client's CPU, by the rows per batch. A batch holds at most
+    ``batch_bytes`` in the server's own measure of a batch (the data size of its
+    mutations, cell and row overheads included: see :mod:`cqlcodec.driver.batching`),
+    one row alone when it is larger. Cassandra warns above ``batch_size_warn_threshold``
+    (5 KiB by default; the driver logs the warnings) and refuses batches above
+    ``batch_size_fail_threshold`` (50 KiB) with "Batch too large": such a batch is
+    split in two and sent again (and later chunks aim lower), so no row fails for its
+    batch's size.
 
     Every row that fails (a server error, a timeout, a null partition key) is reported
     as an :class:`InsertFailure`; nothing is dropped silently: with ``raise_on_error``
@@ -504,19 +569,18 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
     result = InsertResult(binder.num_rows)
     counter = any(c.type.unwrapped().kind == K.COUNTER for c in prepared.bind_columns)
     batch_type = BatchType.COUNTER if counter else BatchType.UNLOGGED
+    sizer = MutationSizer(session, prepared_statement) if group is not None else None
+    budget = batch_bytes
     for start in range(0, binder.num_rows, chunk_rows):
         stop = min(binder.num_rows, start + chunk_rows)
         bound = binder.bind_rows(start, stop)
-        statements, rows_of = _requests(prepared_statement, bound, start, group, batch_bytes,
-                                        batch_type, result.failures)
+        statements, members_of = _requests(prepared_statement, bound, start, group, sizer,
+                                           budget, batch_type, result.failures)
         del bound
-        outcomes = execute_concurrent(session, [(s, None) for s in statements], concurrency,
-                                      raise_on_first_error=False,
-                                      execution_profile=execution_profile)
-        for (ok, outcome), rows in zip(outcomes, rows_of):
-            if not ok:
-                result.failures.extend([InsertFailure(r, outcome) for r in rows])
-        result.requests += len(statements)
+        refused = _send(session, prepared_statement, statements, members_of, batch_type,
+                        concurrency, execution_profile, result)
+        if refused:  # the estimate fell short of the server's measure: aim lower from now on
+            budget = max(1, budget * 3 // 4)
     result.failures.sort(key=lambda f: f.row)
     if result.failures and raise_on_error:
         raise InsertError(result)

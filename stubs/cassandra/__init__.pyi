@@ -16,6 +16,10 @@ class ConsistencyLevel:
     ONE: int
     QUORUM: int
     LOCAL_ONE: int
+    ANY: int
+    TWO: int
+    THREE: int
+    EACH_QUORUM: int
     LOCAL_QUORUM: int
     ALL: int
 
@@ -26,3 +30,9 @@ class ProtocolVersion:
     V6: int
     SUPPORTED_VERSIONS: tuple[int, ...]
     BETA_VERSIONS: tuple[int, ...]
+
+class RequestExecutionException(DriverException): ...
+class Unavailable(RequestExecutionException): ...
+class Timeout(RequestExecutionException): ...
+class ReadTimeout(Timeout): ...
+class WriteTimeout(Timeout): ...

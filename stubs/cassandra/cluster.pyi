@@ -113,3 +113,6 @@ class ExecutionProfile:
                  row_factory: Callable[[list[str], list[tuple[Any, ...]]], Any] = ...,
                  speculative_execution_policy: Any = None,
                  continuous_paging_options: Any = None) -> None: ...
+
+class NoHostAvailable(Exception):
+    errors: dict[Any, BaseException]

@@ -1,0 +1,268 @@
+"""Whole tables from the command line against a real server: ``python -m cqlcodec
+unload`` (Parquet) vs ``cqlsh COPY TO`` (CSV), ``python -m cqlcodec load`` (Parquet) vs
+``cqlsh COPY FROM`` (the same rows as CSV), and the peak RSS of ``unload`` at two table
+sizes.
+
+Every case is one command run as a child process, interleaved with its counterpart,
+``--runs`` times (median reported): wall time, client CPU (user + system of the command
+and every process it waited for, so cqlsh's worker processes count), peak RSS, and the
+server's CPU over the same interval (``/proc`` of the process listening on ``--port``).
+
+    python benchmarks/table_io.py --port 9042 --cqlsh /path/to/cqlsh [--rows 200000]
+        [--runs 3] [--rss-rows 1000000]
+
+``nox -s bench_tables`` starts a server with 16 vnodes, installs the compiled build and
+cqlsh 6.2.2 in its own venv, and runs this. Results: bench-results/table_io.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+KEYSPACE = "cqlcodec_bench_tables"
+SMALL = ("k bigint PRIMARY KEY, a int, b int, c bigint, d double, e float, f text, "
+         "g boolean, h smallint, i bigint")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def small_table(n: int, start: int = 0) -> Any:
+    """``n`` rows of ten small columns (the issue's calibration table)."""
+    import numpy as np
+    import pyarrow as pa
+
+    r = np.arange(start, start + n)
+    return pa.table({
+        "k": r.astype(np.int64), "a": r.astype(np.int32), "b": (r * 2).astype(np.int32),
+        "c": r * 3, "d": r * 0.5, "e": (r * 0.25).astype(np.float32),
+        "f": pa.array([f"value-{x}" for x in r.tolist()]), "g": r % 2 == 0,
+        "h": (r % 1000).astype(np.int16), "i": r * 7})
+
+
+def server_pid(port: int) -> int | None:
+    """The pid of the process listening on TCP ``port`` (through /proc), if visible."""
+    inodes: set[str] = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(fields[9])
+        except OSError:
+            continue
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    return int(pid)
+        except OSError:
+            continue
+    return None
+
+
+def process_cpu(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (0 when unknown)."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except OSError:
+        return 0.0
+
+
+def measure(command: list[str], server: int | None, env: dict[str, str] | None = None,
+            done: str = "", timeout: float = 900.0) -> dict[str, float]:
+    """Runs ``command``; its wall time, CPU (with the processes it waited for), peak RSS
+    and the server's CPU meanwhile. A failing command is an error unless its output
+    holds ``done`` (cqlsh exits non-zero after rows were retried, yet all imported)."""
+    before_server = process_cpu(server)
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    timer = threading.Timer(timeout, proc.kill)  # cqlsh COPY can hang on a lost worker
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    wall = time.perf_counter() - started
+    out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0 and not (done and done in out + err):
+        raise RuntimeError(f"{' '.join(command)} failed ({proc.returncode}): {err[-2000:]} {out[-500:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mb": usage.ru_maxrss / 1024, "server_cpu": process_cpu(server) - before_server}
+
+
+def setup(args: argparse.Namespace, work: str) -> None:
+    """The tables (source, load target, RSS tables) and the Parquet and CSV files."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+    from cassandra.cluster import Cluster
+
+    import cqlcodec.driver as cd
+
+    cluster = Cluster([args.host], port=args.port, connect_timeout=30)
+    cd.install(cluster)
+    session = cluster.connect()
+    session.default_timeout = 120
+    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    data = small_table(args.rows)
+    pq.write_table(data, os.path.join(work, "data.parquet"))
+    pcsv.write_csv(data, os.path.join(work, "data.csv"))
+    tables = [("source", args.rows), ("target", 0)]
+    if args.rss_rows:
+        tables.append(("big", args.rss_rows))
+    for name, rows in tables:
+        if args.reuse and rows and session.cluster.metadata.keyspaces[KEYSPACE].tables.get(name):
+            continue
+        session.execute(f"DROP TABLE IF EXISTS {KEYSPACE}.{name}")
+        session.execute(f"CREATE TABLE {KEYSPACE}.{name} ({SMALL})")
+        for start in range(0, rows, 200_000):
+            cd.load_table(session, f"{KEYSPACE}.{name}",
+                          small_table(min(200_000, rows - start), start))
+    cluster.shutdown()
+
+
+def truncate(args: argparse.Namespace, table: str) -> None:
+    from cassandra.cluster import Cluster
+
+    cluster = Cluster([args.host], port=args.port, connect_timeout=30)
+    session = cluster.connect()
+    session.execute(f"TRUNCATE {KEYSPACE}.{table}", timeout=120)
+    cluster.shutdown()
+
+
+def in_child(args: argparse.Namespace, step: str, *extra: str) -> None:
+    """Runs a setup step in a child process, so that this process stays small (a child
+    forked from a big parent would start with the parent's RSS)."""
+    subprocess.run([sys.executable, __file__, "--step", step, "--host", args.host,
+                    "--port", str(args.port), "--rows", str(args.rows),
+                    "--rss-rows", str(args.rss_rows), *extra], check=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9042)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rss-rows", type=int, default=0,
+                        help="also unload a table of this many rows and compare peak RSS")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cqlsh", default=shutil.which("cqlsh") or "cqlsh")
+    parser.add_argument("--out", default="bench-results/table_io.json")
+    parser.add_argument("--unload-options", default="",
+                        help="more options for unload, e.g. '--concurrency 4'")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep the source tables of an earlier run (same --rows)")
+    parser.add_argument("--step", help=argparse.SUPPRESS)
+    parser.add_argument("--work", help=argparse.SUPPRESS)
+    parser.add_argument("--table", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.step == "setup":
+        setup(args, args.work)
+        return 0
+    if args.step == "truncate":
+        truncate(args, args.table)
+        return 0
+    server = server_pid(args.port)
+    cores = os.cpu_count() or 1
+    work = tempfile.mkdtemp(prefix="cqlcodec-table-io-")
+    py = sys.executable
+    conn = ["--host", args.host, "--port", str(args.port), "--quiet"]
+    unload_options = ["--retries", "8", *args.unload_options.split()]
+    cqlsh = [args.cqlsh, args.host, str(args.port), "--request-timeout", "120", "-e"]
+    cqlsh_env = dict(os.environ, CQLSH_NO_BUNDLED="TRUE")
+    try:
+        in_child(args, "setup", "--work", work, *(["--reuse"] if args.reuse else []))
+        results: dict[str, list[dict[str, float]]] = {}
+
+        def run(case: str, command: list[str], env: dict[str, str] | None = None,
+                done: str = "") -> None:
+            m = measure(command, server, env, done)
+            results.setdefault(case, []).append(m)
+            print(f"{case}: {json.dumps(m)}", flush=True)
+
+        for i in range(args.runs):
+            out = os.path.join(work, f"unload-{i}")
+            run("unload cqlcodec parquet", [py, "-m", "cqlcodec", "unload",
+                                            f"{KEYSPACE}.source", "-o", out, *unload_options, *conn])
+            shutil.rmtree(out)
+            csv_out = os.path.join(work, f"copy-to-{i}.csv")
+            run("cqlsh COPY TO csv", [*cqlsh, f"COPY {KEYSPACE}.source TO '{csv_out}' "
+                                      "WITH HEADER = true"], cqlsh_env, f"{args.rows} rows exported")
+            os.unlink(csv_out)
+            in_child(args, "truncate", "--table", "target")
+            run("load cqlcodec parquet", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
+                                          os.path.join(work, "data.parquet"), *conn])
+            in_child(args, "truncate", "--table", "target")
+            run("cqlsh COPY FROM csv", [*cqlsh, f"COPY {KEYSPACE}.target FROM "
+                                        f"'{os.path.join(work, 'data.csv')}' WITH HEADER = true"],
+                cqlsh_env, f"{args.rows} rows imported")
+            if args.rss_rows:
+                for name, label in (("source", "unload small table"), ("big", "unload big table")):
+                    out = os.path.join(work, f"rss-{name}-{i}")
+                    run(label, [py, "-m", "cqlcodec", "unload", f"{KEYSPACE}.{name}", "-o", out,
+                                *unload_options, *conn])
+                    shutil.rmtree(out)
+        report(args, results, cores)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]], cores: int) -> None:
+    medians = {case: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+               for case, runs in results.items()}
+    rows_of = {"unload big table": args.rss_rows}
+    print(f"{args.rows:,} rows x 10 small columns, median of {args.runs} interleaved runs, "
+          f"{cores} cores\n")
+    print(f"{'case':<26} {'wall s':>8} {'rows/s':>10} {'CPU s':>7} {'CPU/row us':>11} "
+          f"{'RSS MB':>7} {'server CPU s':>13} {'server % of machine':>20}")
+    for case, m in medians.items():
+        rows = rows_of.get(case, args.rows)
+        print(f"{case:<26} {m['wall']:>8.2f} {rows / m['wall']:>10,.0f} {m['cpu']:>7.2f} "
+              f"{m['cpu'] / rows * 1e6:>11.1f} {m['rss_mb']:>7.0f} {m['server_cpu']:>13.2f} "
+              f"{100 * m['server_cpu'] / m['wall'] / cores:>19.0f}%")
+    ratios: dict[str, float] = {}
+
+    def ratio(name: str, theirs: str, ours: str, key: str) -> None:
+        if theirs in medians and ours in medians and medians[ours][key] > 0:
+            ratios[name] = medians[theirs][key] / medians[ours][key]
+
+    ratio("unload rows/s vs COPY TO", "cqlsh COPY TO csv", "unload cqlcodec parquet", "wall")
+    ratio("load rows/s vs COPY FROM", "cqlsh COPY FROM csv", "load cqlcodec parquet", "wall")
+    ratio("load client CPU/row lower than COPY FROM", "cqlsh COPY FROM csv",
+          "load cqlcodec parquet", "cpu")
+    ratio("unload client CPU/row lower than COPY TO", "cqlsh COPY TO csv",
+          "unload cqlcodec parquet", "cpu")
+    if "unload big table" in medians and "unload small table" in medians:
+        ratios["unload peak RSS big/small table"] = (medians["unload big table"]["rss_mb"]
+                                                     / medians["unload small table"]["rss_mb"])
+    print()
+    for name, value in ratios.items():
+        print(f"{name}: {value:.2f}x")
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"rows": args.rows, "rss_rows": args.rss_rows, "runs": results,
+                   "medians": medians, "ratios": ratios, "cores": cores,
+                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

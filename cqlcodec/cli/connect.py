@@ -1,0 +1,161 @@
+"""The connection options of the table commands and the driver session they open."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from typing import Any, Final
+
+from cqlcodec.cli import exits
+
+DEFAULT_PASSWORD_ENV: Final = "CQLCODEC_PASSWORD"
+CONSISTENCY_NAMES: Final = ("ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM",
+                            "EACH_QUORUM", "LOCAL_ONE")
+DRIVER_HINT: Final = ("the table commands need cassandra-driver or scylla-driver: "
+                      "pip install 'cqlcodec[cassandra-driver]'")
+
+
+class ConnectError(Exception):
+    """The session cannot be opened; ``status`` is the exit status to return."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def add_connection_options(p: argparse.ArgumentParser) -> None:
+    """--host/--port, credentials, SSL, consistency and protocol version."""
+    g = p.add_argument_group("connection")
+    g.add_argument("--host", action="append", metavar="HOST[,HOST...]",
+                   help="contact point(s); repeat or separate with commas (default 127.0.0.1); "
+                        "HOST:PORT gives a port of its own")
+    g.add_argument("--port", type=int, default=9042, help="CQL native port (default 9042)")
+    g.add_argument("--username", "-u", metavar="NAME",
+                   help="log in as NAME (password from --password-env, else a prompt)")
+    g.add_argument("--password-env", default=DEFAULT_PASSWORD_ENV, metavar="VAR",
+                   help=f"environment variable holding the password (default {DEFAULT_PASSWORD_ENV})")
+    g.add_argument("--ssl", action="store_true", help="connect with TLS")
+    g.add_argument("--ssl-ca", metavar="FILE", help="CA certificates (PEM) to verify the server "
+                   "with (default: the system's)")
+    g.add_argument("--ssl-no-verify", action="store_true",
+                   help="do not verify the server's certificate")
+    g.add_argument("--consistency", default="LOCAL_ONE", type=str.upper,
+                   choices=CONSISTENCY_NAMES, metavar="LEVEL",
+                   help="consistency level (default LOCAL_ONE; one of "
+                        f"{', '.join(CONSISTENCY_NAMES)})")
+    g.add_argument("--protocol-version", type=int, choices=(3, 4, 5), default=None,
+                   help="native protocol version (default: negotiated)")
+    g.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                   help="request timeout in seconds (default 60)")
+
+
+def contact_points(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The (host, port) pairs of --host and --port."""
+    hosts: list[tuple[str, int]] = []
+    for item in args.host or ["127.0.0.1"]:
+        for text in item.split(","):
+            text = text.strip()
+            if not text:
+                continue
+            host, port = text, args.port
+            if text.count(":") == 1:  # HOST:PORT (IPv6 addresses have several colons)
+                host, _, given = text.partition(":")
+                try:
+                    port = int(given)
+                except ValueError:
+                    raise ConnectError(f"bad port in --host {text!r}", exits.USAGE) from None
+            elif text.startswith("[") and "]:" in text:
+                host, _, given = text[1:].partition("]:")
+                port = int(given)
+            hosts.append((host, port))
+    if not hosts:
+        raise ConnectError("--host names no host", exits.USAGE)
+    return hosts
+
+
+def password(args: argparse.Namespace) -> str | None:
+    """The password for --username: the environment variable, else a prompt on the
+    terminal; None without --username."""
+    if not args.username:
+        return None
+    found = os.environ.get(args.password_env)
+    if found is not None:
+        return found
+    if not sys.stdin.isatty():
+        raise ConnectError(f"--username given but ${args.password_env} is not set and there "
+                           "is no terminal to ask for the password", exits.USAGE)
+    return getpass.getpass(f"password for {args.username}: ")
+
+
+def consistency_level(args: argparse.Namespace) -> int:
+    """The driver's ConsistencyLevel value of --consistency."""
+    from cassandra import ConsistencyLevel
+
+    return int(getattr(ConsistencyLevel, args.consistency))
+
+
+def open_session(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(cluster, session) connected with the options, cqlcodec installed. Raises
+    :class:`ConnectError` with the exit status to use."""
+    try:
+        from cassandra import AuthenticationFailed
+        from cassandra.auth import PlainTextAuthProvider
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+    except ImportError:
+        raise ConnectError(DRIVER_HINT, exits.MISSING_DEPENDENCY) from None
+    import cqlcodec.driver
+
+    points = contact_points(args)
+    ports = {p for _, p in points}
+    options: dict[str, Any] = {}
+    if len(ports) == 1:
+        options["contact_points"] = [h for h, _ in points]
+        options["port"] = ports.pop()
+    else:
+        from cassandra.connection import DefaultEndPoint
+
+        options["contact_points"] = [DefaultEndPoint(h, p) for h, p in points]
+    secret = password(args)
+    if args.username:
+        options["auth_provider"] = PlainTextAuthProvider(args.username, secret or "")
+    if args.ssl or args.ssl_ca or args.ssl_no_verify:
+        options["ssl_context"] = _ssl_context(args)
+    if args.protocol_version is not None:
+        options["protocol_version"] = args.protocol_version
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+        request_timeout=args.timeout, consistency_level=consistency_level(args))
+    cluster = Cluster(execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                      connect_timeout=min(args.timeout, 30.0),
+                      control_connection_timeout=min(args.timeout, 30.0), **options)
+    cqlcodec.driver.install(cluster)
+    try:
+        session = cluster.connect()
+    except NoHostAvailable as exc:
+        cluster.shutdown()
+        causes = "; ".join(f"{host}: {err}" for host, err in exc.errors.items()) or str(exc)
+        refused = any(isinstance(e, AuthenticationFailed) for e in exc.errors.values())
+        what = "authentication refused by" if refused else "cannot connect to"
+        raise ConnectError(f"{what} {_names(points)}: {causes}", exits.CONNECTION) from None
+    except Exception as exc:  # noqa: BLE001 - SSL and socket errors of every kind
+        cluster.shutdown()
+        raise ConnectError(f"cannot connect to {_names(points)}: {type(exc).__name__}: {exc}",
+                           exits.CONNECTION) from None
+    return cluster, session
+
+
+def _names(points: list[tuple[str, int]]) -> str:
+    return ", ".join(f"{h}:{p}" for h, p in points)
+
+
+def _ssl_context(args: argparse.Namespace) -> Any:
+    import ssl
+
+    context = ssl.create_default_context(cafile=args.ssl_ca)
+    if args.ssl_no_verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context

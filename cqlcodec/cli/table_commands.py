@@ -1,0 +1,409 @@
+"""The table commands of ``python -m cqlcodec``: ``unload``, ``load`` and ``count``.
+
+    cqlcodec unload ks.table -o DIR [--format parquet|csv|arrow] [--columns a,b]
+                    [--where COND] [--resume]
+    cqlcodec load ks.table FILE_OR_DIR...
+    cqlcodec count ks.table [--where COND]
+
+They connect with the driver (cassandra-driver or scylla-driver) and
+:func:`cqlcodec.driver.install`, read with :func:`cqlcodec.driver.plan_splits` and
+:func:`cqlcodec.driver.read_split` (several splits at once) and write with
+:func:`cqlcodec.driver.load_table`. Progress goes to stderr when it is a terminal
+(``--quiet`` turns it and the summary line off); the exit statuses are in
+:mod:`cqlcodec.cli.exits`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Final
+
+from cqlcodec.cli import exits
+from cqlcodec.cli.connect import ConnectError, add_connection_options, open_session
+from cqlcodec.cli.progress import Progress, summary
+from cqlcodec.cli.unload_files import (
+    FORMATS,
+    Manifest,
+    ManifestError,
+    remove_temporaries,
+    split_file_name,
+    splits_as_dicts,
+    write_split,
+)
+
+ARROW_HINT: Final = "this command needs pyarrow: pip install 'cqlcodec[arrow]'"
+MAX_COUNT_HALVINGS: Final = 8
+
+
+class TableCommandError(Exception):
+    """A table command stops: one line on stderr and ``status`` as exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def add_commands(sub: Any) -> None:
+    """Adds unload, load and count to the tool's subparsers."""
+    p = sub.add_parser("unload", help="write a whole table to Parquet, CSV or Arrow files",
+                       description="Read every row of a table, several token-range splits at "
+                                   "once, into one file per split in DIR (and a manifest, "
+                                   "_manifest.json, of the finished splits).",
+                       epilog=exits.DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("table", metavar="KEYSPACE.TABLE")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--format", choices=sorted(FORMATS), default="parquet",
+                   help="file format (default parquet)")
+    p.add_argument("--columns", metavar="A,B", help="only these columns (default all)")
+    p.add_argument("--where", metavar="COND",
+                   help="a further CQL condition on the rows (sent with ALLOW FILTERING)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an unload into DIR that was stopped: write only the splits "
+                        "its manifest does not list")
+    _scan_options(p)
+    p.set_defaults(run=cmd_unload)
+
+    p = sub.add_parser("load", help="write Parquet, CSV or Arrow files into a table",
+                       description="Insert every row of the files (or the files in the "
+                                   "directories) into a table; columns are matched by name.",
+                       epilog=exits.DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("table", metavar="KEYSPACE.TABLE")
+    p.add_argument("sources", nargs="+", metavar="FILE_OR_DIR")
+    p.add_argument("--columns", metavar="A,B", help="only these source columns (default all)")
+    p.add_argument("--chunk-rows", type=_positive, default=20_000, metavar="N",
+                   help="rows read, checked and sent at a time (default 20000)")
+    p.add_argument("--batch-bytes", type=_positive, default=40_000, metavar="N",
+                   help="batch size in the server's measure (default 40000; the server "
+                        "refuses more than batch_size_fail_threshold, 50 KiB)")
+    p.add_argument("--no-batch", action="store_true", help="one row per request")
+    p.add_argument("--concurrency", type=_positive, default=16, metavar="N",
+                   help="requests (batches) in flight (default 16)")
+    p.add_argument("--retries", type=int, default=3, metavar="N",
+                   help="times rows that timed out are sent again (default 3)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
+    add_connection_options(p)
+    p.set_defaults(run=cmd_load, error_status=exits.BAD_INPUT)
+
+    p = sub.add_parser("count", help="count the rows of a table (in parallel over its splits)",
+                       description="Count the rows of a table exactly: SELECT count(*) per "
+                                   "token-range split, several at once, each on a replica; a "
+                                   "split that times out is counted in halves. Prints the count.",
+                       epilog=exits.DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("table", metavar="KEYSPACE.TABLE")
+    p.add_argument("--where", metavar="COND",
+                   help="count only rows matching this CQL condition (ALLOW FILTERING)")
+    _scan_options(p)
+    p.set_defaults(run=cmd_count)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _scan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--splits", type=_positive, metavar="N",
+                   help="token-range splits to read (default: 8 per core of the cluster)")
+    p.add_argument("--concurrency", type=_positive, default=4, metavar="N",
+                   help="splits read at once (default 4)")
+    p.add_argument("--fetch-size", type=_positive, default=5000, metavar="N",
+                   help="rows per page (default 5000)")
+    p.add_argument("--retries", type=int, default=3, metavar="N",
+                   help="failed reads of a split retried from its last page (default 3)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
+    add_connection_options(p)
+    p.set_defaults(error_status=exits.BAD_INPUT)
+
+
+def _columns(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise TableCommandError("--columns names no column", exits.USAGE)
+    return names
+
+
+def _require_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise TableCommandError(ARROW_HINT, exits.MISSING_DEPENDENCY) from None
+
+
+def _connect(args: argparse.Namespace) -> tuple[Any, Any]:
+    try:
+        return open_session(args)
+    except ConnectError as exc:
+        raise TableCommandError(str(exc), exc.status) from None
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _say(args: argparse.Namespace, line: str) -> None:
+    if not args.quiet:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------- unload
+
+def cmd_unload(args: argparse.Namespace) -> int:
+    """``unload``: one file per split into the output directory, resumable."""
+    _require_pyarrow()
+    from cqlcodec.driver import ScanError, TokenSplit, plan_splits, read_split
+    from cqlcodec.driver.scan import table_schema_batch
+    from cqlcodec.driver.splits import table_ref
+
+    columns = _columns(args.columns)
+    out = args.output
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise TableCommandError(f"{out} is not a directory", exits.BAD_INPUT)
+    cluster, session = _connect(args)
+    try:
+        ref = table_ref(session, args.table)
+        table = str(ref)
+        table_schema_batch(session, table, columns)  # unknown columns fail before any file
+        header = {"table": table, "columns": columns, "where": args.where, "format": args.format}
+        os.makedirs(out, exist_ok=True)
+        try:
+            manifest = Manifest.load(out)
+        except ManifestError as exc:
+            raise TableCommandError(str(exc), exits.BAD_INPUT) from None
+        if manifest is not None and not args.resume:
+            raise TableCommandError(f"{out} holds an unload already ({manifest.path}): use "
+                                    "--resume to finish it, or another directory",
+                                    exits.BAD_INPUT)
+        if manifest is not None:
+            try:
+                manifest.check_matches(header)
+            except ManifestError as exc:
+                raise TableCommandError(str(exc), exits.BAD_INPUT) from None
+            splits = [TokenSplit(d["start"], d["end"], tuple(d["replicas"]),
+                                 d["estimated_rows"], d["estimated_bytes"])
+                      for d in manifest.splits]
+        else:
+            if any(n.startswith("part-") for n in os.listdir(out)):
+                raise TableCommandError(f"{out} holds part- files but no manifest: use an "
+                                        "empty directory", exits.BAD_INPUT)
+            splits = plan_splits(session, table, args.splits)
+            manifest = Manifest(out, header, splits_as_dicts(splits), {})
+            manifest.save()
+        remove_temporaries(out)
+        todo = [i for i in range(len(splits)) if str(i) not in manifest.done]
+        estimated = sum(s.estimated_rows for s in splits)
+        progress = Progress("unloaded", "splits", len(splits), estimated, _show_progress(args))
+        progress.rows = manifest.rows_done()
+        progress.units_done = len(splits) - len(todo)
+        before = progress.rows
+        cl = _consistency(args)
+
+        def unload_split(index: int) -> None:
+            batches = read_split(session, table, splits[index], columns, where=args.where,
+                                 fetch_size=args.fetch_size, consistency_level=cl,
+                                 retries=args.retries)
+            name = split_file_name(index, args.format)
+            rows = write_split(iter(batches), out, name, args.format, progress.add_rows)
+            manifest.finished(index, name if rows else None, rows)
+            progress.unit_done()
+
+        failed = _run_all(unload_split, todo, args.concurrency, progress)
+        progress.finish()
+        done_now = progress.rows - before
+        if failed:
+            index, error = failed[0]
+            cause = f"{type(error).__name__}: {error}"
+            if isinstance(error, ScanError):
+                cause = str(error)
+            raise TableCommandError(
+                f"{len(failed)} of {len(todo)} splits failed (first: split {index}, {cause}); "
+                f"{len(todo) - len(failed)} written: run again with --resume to finish",
+                exits.FAILED)
+        files = sum(1 for d in manifest.done.values() if d["file"])
+        _say(args, summary("unloaded", done_now, progress.elapsed,
+                           f"{progress.rows:,} rows in {files} files in {out}"))
+        return exits.OK
+    finally:
+        cluster.shutdown()
+
+
+def _consistency(args: argparse.Namespace) -> int:
+    from cqlcodec.cli.connect import consistency_level
+
+    return consistency_level(args)
+
+
+def _run_all(work: Any, items: list[int], concurrency: int,
+             progress: Progress) -> list[tuple[int, BaseException]]:
+    """Runs ``work(item)`` for every item, ``concurrency`` at once; returns the failures.
+    On Ctrl-C the process ends at once (finished splits are in the manifest)."""
+    failed: list[tuple[int, BaseException]] = []
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="cqlcodec")
+    futures: dict[Future[None], int] = {}
+    try:
+        pending = iter(items)
+        for item in pending:
+            futures[pool.submit(work, item)] = item
+            if len(futures) >= concurrency:
+                break
+        while futures:
+            done, _ = wait(list(futures), timeout=0.5, return_when=FIRST_COMPLETED)
+            progress.draw()
+            for future in done:
+                item = futures.pop(future)
+                error = future.exception()
+                if error is not None:
+                    failed.append((item, error))
+                following = next(pending, None)
+                if following is not None:
+                    futures[pool.submit(work, following)] = following
+    except KeyboardInterrupt:
+        progress.finish()
+        sys.stderr.write("cqlcodec: interrupted (finished splits are kept; --resume continues)\n")
+        sys.stderr.flush()
+        os._exit(exits.INTERRUPTED)
+    pool.shutdown(wait=True)
+    failed.sort(key=lambda f: f[0])
+    return failed
+
+
+# --------------------------------------------------------------------------- load
+
+def cmd_load(args: argparse.Namespace) -> int:
+    """``load``: the files into the table through :func:`cqlcodec.driver.load_table`."""
+    _require_pyarrow()
+    from cqlcodec.driver import LoadProgress, load_table
+    from cqlcodec.driver.sources import source_parts
+
+    columns = _columns(args.columns)
+    parts = source_parts(list(args.sources))  # bad paths fail before connecting
+    cluster, session = _connect(args)
+    try:
+        progress = Progress("loaded", "files", len(parts), 0, _show_progress(args))
+
+        def report(p: LoadProgress) -> None:
+            if p.rows_total is not None:
+                progress.estimated_rows = p.rows_total
+            elif p.bytes_done > 0:
+                progress.estimated_rows = int(p.rows * p.bytes_total / p.bytes_done)
+            progress.units_done = p.parts_done
+            progress.set_rows(p.rows)
+
+        result = load_table(session, args.table, list(args.sources), columns=columns,
+                            chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
+                            batch_bytes=args.batch_bytes, concurrency=args.concurrency,
+                            consistency_level=_consistency(args), retries=args.retries,
+                            raise_on_error=False, progress=report)
+        progress.finish()
+        detail = f"{result.requests:,} requests"
+        if result.failures:
+            for f in result.failures[:5]:
+                sys.stderr.write(f"cqlcodec: row {f.row}: {type(f.error).__name__}: {f.error}\n")
+            raise TableCommandError(f"{len(result.failures):,} of {result.rows:,} rows were not "
+                                    "written (rows counted from 0 across the files in order)",
+                                    exits.FAILED)
+        _say(args, summary("loaded", result.written, progress.elapsed, detail))
+        return exits.OK
+    finally:
+        cluster.shutdown()
+
+
+# --------------------------------------------------------------------------- count
+
+def cmd_count(args: argparse.Namespace) -> int:
+    """``count``: SELECT count(*) per split, in parallel; prints the total."""
+    from cqlcodec.driver import plan_splits
+    from cqlcodec.driver.scan import protect_name
+    from cqlcodec.driver.splits import table_ref
+
+    cluster, session = _connect(args)
+    try:
+        ref = table_ref(session, args.table)
+        key = ", ".join(protect_name(k) for k in ref.partition_key)
+        cql = (f"SELECT count(*) FROM {protect_name(ref.keyspace)}.{protect_name(ref.name)} "
+               f"WHERE token({key}) > ? AND token({key}) <= ?")
+        if args.where:
+            cql += f" AND {args.where} ALLOW FILTERING"
+        statement = session.prepare(cql)
+        statement.consistency_level = _consistency(args)
+        splits = plan_splits(session, str(ref), args.splits)
+        progress = Progress("counted", "splits", len(splits),
+                            sum(s.estimated_rows for s in splits), _show_progress(args))
+        lock = threading.Lock()
+        total = [0]
+
+        def count_split(index: int) -> None:
+            s = splits[index]
+            n = _count_range(session, statement, s.start, s.end, s.replicas, args.retries, 0)
+            with lock:
+                total[0] += n
+            progress.add_rows(n)
+            progress.unit_done()
+
+        failed = _run_all(count_split, list(range(len(splits))), args.concurrency, progress)
+        progress.finish()
+        if failed:
+            index, error = failed[0]
+            s = splits[index]
+            raise TableCommandError(f"{len(failed)} of {len(splits)} splits could not be "
+                                    f"counted (first: {s}: {type(error).__name__}: {error})",
+                                    exits.FAILED)
+        print(total[0])
+        _say(args, summary("counted", total[0], progress.elapsed, f"{len(splits)} splits"))
+        return exits.OK
+    finally:
+        cluster.shutdown()
+
+
+def _count_range(session: Any, statement: Any, start: int, end: int,
+                 replicas: tuple[str, ...], retries: int, depth: int) -> int:
+    """count(*) of the token range (start, end]: on a replica when one is known; a
+    range that times out is counted as two halves (up to 8 halvings), other failures
+    are retried ``retries`` times."""
+    from cassandra import OperationTimedOut, ReadTimeout
+
+    host = _host(session, replicas)
+    errors = 0
+    while True:
+        try:
+            row = session.execute(statement, (start, end), host=host).one()
+            return int(row[0])
+        except (ReadTimeout, OperationTimedOut):
+            if depth < MAX_COUNT_HALVINGS and end - start > 1:
+                middle = start + (end - start) // 2
+                return (_count_range(session, statement, start, middle, replicas, retries,
+                                     depth + 1)
+                        + _count_range(session, statement, middle, end, replicas, retries,
+                                       depth + 1))
+            errors += 1
+            if errors > retries:
+                raise
+        except Exception:
+            errors += 1
+            if errors > retries:
+                raise
+            host = None  # let the driver pick another coordinator
+
+
+def _host(session: Any, replicas: tuple[str, ...]) -> Any:
+    if not replicas:
+        return None
+    for host in session.cluster.metadata.all_hosts():
+        if host.is_up is not False and str(host.address) == replicas[0]:
+            return host
+    return None

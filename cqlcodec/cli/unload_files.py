@@ -1,0 +1,277 @@
+"""The output directory of ``cqlcodec unload``: one file per split, each written under a
+temporary name and renamed when complete, and a manifest of the finished splits.
+
+The manifest (``_manifest.json``, rewritten atomically after each finished split) holds
+the table, the columns, the condition, the format, the planned splits and, per finished
+split, its file and row count. A restarted unload (``--resume``) reads the plan from
+the manifest, so it writes exactly the splits that are not listed there; a split file
+renamed but not yet listed is simply written again under the same name. Loaders skip
+files whose names start with ``_`` or ``.`` (the manifest, temporary files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from cqlcodec.columnar.stream import stream_capsule_of
+
+MANIFEST: Final = "_manifest.json"
+FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow"}
+ROW_GROUP_ROWS: Final = 65_536
+TEMP_MARK: Final = ".tmp-"
+
+
+class ManifestError(Exception):
+    """The output directory holds an unload that does not match this one."""
+
+
+class Manifest:
+    """The manifest of one output directory (see the module docstring)."""
+
+    def __init__(self, directory: str, header: dict[str, Any], splits: list[dict[str, Any]],
+                 done: dict[str, dict[str, Any]]) -> None:
+        self.directory = directory
+        self.header = header
+        self.splits = splits
+        self.done = done
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        """The manifest file's path."""
+        return os.path.join(self.directory, MANIFEST)
+
+    @staticmethod
+    def load(directory: str) -> Manifest | None:
+        """The manifest in ``directory``, None if there is none."""
+        path = os.path.join(directory, MANIFEST)
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            return Manifest(directory, data["unload"], data["splits"], data["done"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ManifestError(f"cannot read {path}: {exc}") from exc
+
+    def check_matches(self, header: dict[str, Any]) -> None:
+        """ManifestError unless this manifest is of the same unload (table, columns,
+        condition, format)."""
+        for key, value in header.items():
+            if self.header.get(key) != value:
+                raise ManifestError(
+                    f"{self.path} is of another unload ({key} {self.header.get(key)!r}, "
+                    f"now {value!r}): use another directory, or the same options")
+
+    def finished(self, index: int, file: str | None, rows: int) -> None:
+        """Records split ``index`` as written (``file`` None when it had no rows)."""
+        with self._lock:
+            self.done[str(index)] = {"file": file, "rows": rows}
+            self.save()
+
+    def save(self) -> None:
+        """Writes the manifest atomically (temporary file, fsync, rename)."""
+        data = {"unload": self.header, "splits": self.splits, "done": self.done}
+        temp = f"{self.path}{TEMP_MARK}{os.getpid()}"
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, self.path)
+
+    def rows_done(self) -> int:
+        """Rows of the finished splits."""
+        return sum(int(d["rows"]) for d in self.done.values())
+
+
+def remove_temporaries(directory: str) -> None:
+    """Deletes the temporary files a killed unload left behind."""
+    for name in os.listdir(directory):
+        if TEMP_MARK in name and name.startswith((".", "_")):
+            os.unlink(os.path.join(directory, name))
+
+
+def split_file_name(index: int, fmt: str) -> str:
+    """The file name of split ``index`` (stable across runs)."""
+    return f"part-{index:05d}.{FORMATS[fmt]}"
+
+
+class _Batches:
+    """An Arrow stream over ColumnBatches (``first`` fixes the schema) that keeps the
+    exception the batches raised (the stream's consumer only sees an OSError)."""
+
+    def __init__(self, first: Any, rest: Iterator[Any]) -> None:
+        self.first = first
+        self.rest = rest
+        self.error: BaseException | None = None
+
+    def _pull(self) -> Iterator[Any]:
+        try:
+            yield from self.rest
+        except BaseException as exc:
+            self.error = exc
+            raise
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return stream_capsule_of(self._pull(), self.first)
+
+
+def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
+                on_rows: Any = None) -> int:
+    """Writes the rows of ``batches`` (ColumnBatches of one split) to ``directory/name``
+    through a temporary file renamed when complete; returns the rows written. A split
+    without rows writes no file (returns 0). ``on_rows(n)`` is called per batch."""
+    import pyarrow as pa
+
+    first = None
+    for batch in batches:
+        if len(batch):
+            first = batch
+            break
+    if first is None:
+        return 0
+    stream = _Batches(first, batches)
+    reader = pa.RecordBatchReader.from_stream(stream)
+    final = os.path.join(directory, name)
+    temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}-{threading.get_ident()}")
+    try:
+        try:
+            rows = _write(pa, reader, temp, fmt, on_rows)
+        except Exception:
+            if stream.error is not None:
+                raise stream.error from None
+            raise
+        os.replace(temp, final)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return rows
+
+
+def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any) -> int:
+    rows = 0
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pending: list[Any] = []
+        held = 0
+        with pq.ParquetWriter(temp, reader.schema) as writer:
+            for batch in reader:
+                pending.append(batch)
+                held += batch.num_rows
+                rows += batch.num_rows
+                if on_rows is not None:
+                    on_rows(batch.num_rows)
+                if held >= ROW_GROUP_ROWS:
+                    writer.write_table(pa.Table.from_batches(pending, reader.schema))
+                    pending, held = [], 0
+            if pending:
+                writer.write_table(pa.Table.from_batches(pending, reader.schema))
+    elif fmt == "arrow":
+        with pa.OSFile(temp, "wb") as sink, pa.ipc.new_file(sink, reader.schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+                if on_rows is not None:
+                    on_rows(batch.num_rows)
+    else:
+        import pyarrow.csv as pcsv
+
+        writer = None
+        try:
+            for batch in reader:
+                ready = csv_ready(pa, batch)
+                if writer is None:
+                    writer = pcsv.CSVWriter(temp, ready.schema)
+                writer.write_batch(ready)
+                rows += batch.num_rows
+                if on_rows is not None:
+                    on_rows(batch.num_rows)
+        finally:
+            if writer is not None:
+                writer.close()
+    with open(temp, "rb+") as f:
+        os.fsync(f.fileno())
+    return rows
+
+
+def csv_ready(pa: Any, batch: Any) -> Any:
+    """``batch`` with the columns CSV cannot hold as they are turned into text: uuids in
+    their standard form, blobs as ``0x`` hex, durations, collections, tuples and UDTs as
+    Python literals) that ``load`` reads back."""
+    arrays: list[Any] = []
+    fields: list[Any] = []
+    changed = False
+    for field, column in zip(batch.schema, batch.columns):
+        if _csv_writable(pa, field.type):
+            arrays.append(column)
+            fields.append(field)
+            continue
+        changed = True
+        text = [None if v is None else _text_of(v, field.type, pa)
+                for v in column.to_pylist()]
+        arrays.append(pa.array(text, pa.string()))
+        fields.append(pa.field(field.name, pa.string()))
+    if not changed:
+        return batch
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _csv_writable(pa: Any, t: Any) -> bool:
+    types = pa.types
+    if isinstance(t, pa.ExtensionType):
+        return False
+    return bool(types.is_integer(t) or types.is_floating(t) or types.is_boolean(t)
+                or types.is_string(t) or types.is_large_string(t) or types.is_date(t)
+                or types.is_time(t) or types.is_timestamp(t) or types.is_decimal(t))
+
+
+def _text_of(value: Any, t: Any, pa: Any) -> str:
+    import uuid
+
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        if pa.types.is_fixed_size_binary(getattr(t, "storage_type", t)) and len(value) == 16 \
+                and isinstance(t, pa.ExtensionType):
+            return str(uuid.UUID(bytes=bytes(value)))
+        return "0x" + bytes(value).hex()
+    return repr(_plain(value, getattr(t, "storage_type", t), pa))
+
+
+def _plain(value: Any, t: Any, pa: Any) -> Any:
+    """Nested Arrow values as plain Python literals (maps as dicts)."""
+    if value is None:
+        return None
+    if pa.types.is_map(t) and isinstance(value, list):
+        return {_hashable(_plain(k, t.key_type, pa)): _plain(v, t.item_type, pa)
+                for k, v in value}
+    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)) \
+            and isinstance(value, list):
+        return [_plain(v, t.value_type, pa) for v in value]
+    if pa.types.is_struct(t) and isinstance(value, dict):
+        return {f.name: _plain(value[f.name], f.type, pa) for f in t}
+    if isinstance(value, (bytes, bytearray)):
+        return "0x" + bytes(value).hex()
+    if isinstance(value, (int, float, str, bool)):
+        return value
+    return str(value)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted(value.items()))
+    return value
+
+
+def splits_as_dicts(splits: Sequence[Any]) -> list[dict[str, Any]]:
+    """The planned splits as JSON-ready dicts (for the manifest)."""
+    return [{"start": s.start, "end": s.end, "replicas": list(s.replicas),
+             "estimated_rows": s.estimated_rows, "estimated_bytes": s.estimated_bytes}
+            for s in splits]

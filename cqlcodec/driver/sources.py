@@ -1,0 +1,342 @@
+"""What :func:`cqlcodec.driver.load_table` reads: files, directories, tables and
+streams, each opened as a sequence of pyarrow record batches of bounded size.
+
+A *source* is one of: a path (str or ``os.PathLike``) to a Parquet file (``.parquet``,
+``.pq``), a CSV file (``.csv``, ``.csv.gz``, ``.tsv``), an Arrow IPC file or stream
+(``.arrow``, ``.feather``, ``.ipc``) or a directory holding such files (read in name
+order, recursively; other files are ignored); a ``pyarrow.dataset.Dataset``,
+``pyarrow.Table``, ``pyarrow.RecordBatch`` or ``RecordBatchReader``; a pandas or polars
+DataFrame; any object with ``__arrow_c_stream__``; or an iterable of record batches
+(or of anything ``pyarrow.record_batch`` takes). A list of sources is read one after
+the other. Needs pyarrow (``pip install 'cqlcodec[arrow]'``).
+
+CSV files have a header line; their columns are read with the Arrow type that fits
+the table's CQL type (``csv_types``), and values Arrow cannot parse itself (uuid,
+inet, varint, decimal, blob as ``0x...`` hex, collections, tuples and UDTs as JSON or
+CQL-like literals) are converted column by column.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final
+
+from cqlcodec.errors import CodecError
+
+__all__ = ["LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
+
+PARQUET_SUFFIXES: Final = (".parquet", ".pq")
+CSV_SUFFIXES: Final = (".csv", ".csv.gz", ".csv.bz2", ".tsv")
+ARROW_SUFFIXES: Final = (".arrow", ".feather", ".ipc", ".arrows")
+ARROW_HINT: Final = "pip install 'cqlcodec[arrow]' (or pip install pyarrow)"
+
+
+class LoadError(CodecError):
+    """A bulk load cannot go on: an unknown table or column, a value that does not fit
+    its column's CQL type, an unreadable file. ``source`` names the file (or source),
+    ``column`` and ``row`` (the row's index in the whole load, from 0) where known.
+    Nothing of the chunk holding ``row`` was sent; the chunks before it were."""
+
+    def __init__(self, message: str, *, source: str = "", column: str = "",
+                 row: int | None = None) -> None:
+        where = ", ".join(part for part in (
+            source, f"row {row}" if row is not None else "",
+            f'column "{column}"' if column else "") if part)
+        super().__init__(f"{where}: {message}" if where else message)
+        self.reason = message
+        self.source = source
+        self.column = column
+        self.row = row
+
+
+def arrow_module() -> Any:
+    """pyarrow, or a :class:`LoadError` saying how to install it."""
+    try:
+        import pyarrow
+    except ImportError:
+        raise LoadError(f"loading and unloading tables needs pyarrow: {ARROW_HINT}") from None
+    return pyarrow
+
+
+@dataclass
+class SourcePart:
+    """One readable piece of a source: a file or an in-memory object, with a name for
+    messages and, where cheap to know, its row count and size in bytes."""
+
+    name: str
+    kind: str                 # "parquet", "csv", "arrow" or "object"
+    obj: Any = None           # the in-memory object (kind "object")
+    rows: int | None = None
+    size: int = 0
+
+
+def source_parts(source: object) -> list[SourcePart]:
+    """The pieces of ``source`` in reading order, every file checked to exist and to
+    have a known format (LoadError otherwise) before anything is read."""
+    if isinstance(source, (str, os.PathLike)):
+        return _path_parts(os.fspath(source))
+    if isinstance(source, (list, tuple)) and source and all(
+            isinstance(s, (str, os.PathLike)) for s in source):
+        parts: list[SourcePart] = []
+        for s in source:
+            parts.extend(_path_parts(os.fspath(s)))
+        return parts
+    rows = getattr(source, "num_rows", None)
+    if not isinstance(rows, int):
+        rows = None
+    return [SourcePart(type(source).__name__, "object", source, rows)]
+
+
+def _format_of(path: str) -> str | None:
+    lower = path.lower()
+    if lower.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if lower.endswith(CSV_SUFFIXES):
+        return "csv"
+    if lower.endswith(ARROW_SUFFIXES):
+        return "arrow"
+    return None
+
+
+def _path_parts(path: str) -> list[SourcePart]:
+    if os.path.isdir(path):
+        found: list[str] = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            found.extend(os.path.join(root, f) for f in files
+                         if not f.startswith((".", "_")) and _format_of(f) is not None)
+        if not found:
+            raise LoadError("no Parquet, CSV or Arrow files in this directory", source=path)
+        return [_file_part(f) for f in sorted(found)]
+    if not os.path.exists(path):
+        raise LoadError("no such file or directory", source=path)
+    return [_file_part(path)]
+
+
+def _file_part(path: str) -> SourcePart:
+    kind = _format_of(path)
+    if kind is None:
+        raise LoadError("unknown file format (use .parquet, .csv or .arrow files)", source=path)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise LoadError(f"cannot read the file: {exc.strerror or exc}", source=path) from exc
+    return SourcePart(path, kind, size=size)
+
+
+def open_source(part: SourcePart, chunk_rows: int,
+                csv_types: Mapping[str, str] | None = None) -> Iterator[Any]:
+    """The record batches of one piece (each at most ``chunk_rows`` rows where the
+    format allows; an iterable's own batches as they come). Read errors are
+    :class:`LoadError` naming the piece. ``csv_types`` maps column name to CQL type
+    name for CSV files."""
+    pa = arrow_module()
+    try:
+        if part.kind == "parquet":
+            yield from _parquet_batches(part, chunk_rows)
+        elif part.kind == "csv":
+            yield from _csv_batches(pa, part, chunk_rows, csv_types or {})
+        elif part.kind == "arrow":
+            yield from _ipc_batches(pa, part)
+        else:
+            yield from _object_batches(pa, part.obj, chunk_rows)
+    except LoadError:
+        raise
+    except (OSError, pa.ArrowException, ValueError, TypeError) as exc:
+        raise LoadError(f"cannot read it: {exc}", source=part.name) from exc
+
+
+def peek_columns(part: SourcePart, csv_types: Mapping[str, str] | None = None) -> list[str] | None:
+    """The column names of a file piece, read from its header or schema only (None for
+    in-memory objects, whose columns are seen with their first batch)."""
+    pa = arrow_module()
+    try:
+        if part.kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.ParquetFile(part.name).schema_arrow.names)
+        if part.kind == "csv":
+            import pyarrow.csv as pcsv
+
+            with pcsv.open_csv(part.name, **_csv_options(pcsv, part, {})) as reader:
+                return list(reader.schema.names)
+        if part.kind == "arrow":
+            with _open_ipc(pa, part.name) as reader:
+                return list(reader.schema.names)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise LoadError(f"cannot read it: {exc}", source=part.name) from exc
+    return None
+
+
+def _parquet_batches(part: SourcePart, chunk_rows: int) -> Iterator[Any]:
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(part.name) as f:
+        yield from f.iter_batches(batch_size=chunk_rows)
+
+
+def _open_ipc(pa: Any, path: str) -> Any:
+    import pyarrow.ipc as ipc
+
+    try:
+        return ipc.open_file(path)
+    except pa.ArrowInvalid:
+        return ipc.open_stream(path)
+
+
+def _ipc_batches(pa: Any, part: SourcePart) -> Iterator[Any]:
+    reader = _open_ipc(pa, part.name)
+    if hasattr(reader, "num_record_batches"):
+        for i in range(reader.num_record_batches):
+            yield reader.get_batch(i)
+    else:
+        yield from reader
+
+
+def _object_batches(pa: Any, obj: Any, chunk_rows: int) -> Iterator[Any]:
+    module = type(obj).__module__.split(".")[0]
+    if isinstance(obj, pa.RecordBatch):
+        yield from pa.Table.from_batches([obj]).to_batches(max_chunksize=chunk_rows)
+    elif isinstance(obj, pa.Table):
+        yield from obj.to_batches(max_chunksize=chunk_rows)
+    elif isinstance(obj, pa.RecordBatchReader):
+        yield from obj
+    elif module == "pyarrow" and hasattr(obj, "to_batches") and hasattr(obj, "schema"):
+        yield from obj.to_batches(batch_size=chunk_rows)  # a pyarrow.dataset.Dataset
+    elif module == "pandas" and hasattr(obj, "columns"):
+        for start in range(0, len(obj), chunk_rows):
+            yield pa.RecordBatch.from_pandas(obj.iloc[start:start + chunk_rows],
+                                             preserve_index=False)
+    elif module == "polars" and hasattr(obj, "to_arrow"):
+        for start in range(0, len(obj), chunk_rows):
+            yield from obj.slice(start, chunk_rows).to_arrow().to_batches()
+    elif hasattr(obj, "__arrow_c_stream__"):
+        yield from pa.RecordBatchReader.from_stream(obj)
+    elif isinstance(obj, Iterable) and not isinstance(obj, (str, bytes, Mapping)):
+        for item in obj:
+            if isinstance(item, pa.Table):
+                yield from item.to_batches(max_chunksize=chunk_rows)
+            elif isinstance(item, pa.RecordBatch):
+                yield item
+            else:
+                yield pa.record_batch(item)
+    else:
+        raise LoadError(f"cannot load from a {type(obj).__name__}: give a file or directory "
+                        "path, a pyarrow Table/Dataset/RecordBatchReader, a pandas or polars "
+                        "DataFrame, or an iterable of record batches")
+
+
+# --------------------------------------------------------------------------- CSV
+
+_ARROW_OF_CQL: Final = {
+    "tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64",
+    "counter": "int64", "float": "float32", "double": "float64", "boolean": "bool_",
+    "text": "string", "varchar": "string", "ascii": "string", "inet": "string",
+    "date": "date32", "time": "time64ns", "timestamp": "timestamp_us",
+}
+
+
+def _arrow_type(pa: Any, cql: str) -> Any:
+    name = _ARROW_OF_CQL.get(cql, "string")
+    if name == "time64ns":
+        return pa.time64("ns")
+    if name == "timestamp_us":  # microseconds: cqlsh writes six fraction digits
+        return pa.timestamp("us", tz="UTC")
+    return getattr(pa, name)()
+
+
+def _csv_options(pcsv: Any, part: SourcePart, column_types: Mapping[str, Any]) -> dict[str, Any]:
+    delimiter = "\t" if part.name.lower().endswith(".tsv") else ","
+    return {
+        "parse_options": pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        "convert_options": pcsv.ConvertOptions(
+            column_types=dict(column_types), strings_can_be_null=True,
+            null_values=[""], true_values=["true", "True", "TRUE", "1"],
+            false_values=["false", "False", "FALSE", "0"]),
+    }
+
+
+def _csv_batches(pa: Any, part: SourcePart, chunk_rows: int,
+                 csv_types: Mapping[str, str]) -> Iterator[Any]:
+    import pyarrow.csv as pcsv
+
+    types = {name: _arrow_type(pa, cql) for name, cql in csv_types.items()}
+    block = max(1 << 16, min(1 << 26, chunk_rows * 128))
+    options = _csv_options(pcsv, part, types)
+    options["read_options"] = pcsv.ReadOptions(block_size=block)
+    try:
+        with pcsv.open_csv(part.name, **options) as reader:
+            for batch in reader:
+                yield _typed_csv_batch(pa, batch, csv_types)
+    except pa.ArrowInvalid as exc:  # name the column Arrow gives by number
+        found = re.search(r"CSV column #(\d+): (.*)", str(exc))
+        if found is None:
+            raise
+        header = peek_header(part)
+        index = int(found[1])
+        column = header[index] if index < len(header) else f"#{index}"
+        raise LoadError(f"{found[2]} (CQL type {csv_types.get(column, '?')})",
+                        source=part.name, column=column) from None
+
+
+def peek_header(part: SourcePart) -> list[str]:
+    """The column names in a CSV file's header line."""
+    import pyarrow.csv as pcsv
+
+    options = _csv_options(pcsv, part, {})
+    options["convert_options"] = pcsv.ConvertOptions(
+        column_types={}, strings_can_be_null=True, null_values=[""])
+    with pcsv.open_csv(part.name, **options) as reader:
+        return list(reader.schema.names)
+
+
+def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str]) -> Any:
+    arrays = list(batch.columns)
+    changed = False
+    for i, name in enumerate(batch.schema.names):
+        cql = csv_types.get(name)
+        if cql is None or cql in _ARROW_OF_CQL:
+            continue
+        values = arrays[i].to_pylist()
+        converted: list[object] = []
+        for row, text in enumerate(values):
+            try:
+                converted.append(None if text is None else parse_csv_value(text, cql))
+            except (ValueError, SyntaxError, InvalidOperation) as exc:
+                raise LoadError(f"{text!r} is no {cql} value ({exc})", column=name,
+                                row=row) from None
+        arrays[i] = converted
+        changed = True
+    if not changed:
+        return batch
+    return {name: arrays[i] for i, name in enumerate(batch.schema.names)}
+
+
+def parse_csv_value(text: str, cql: str) -> object:
+    """A CSV cell's text as the value to bind for CQL type ``cql`` (the types Arrow's
+    CSV reader does not parse itself)."""
+    base = cql.strip()
+    if base.startswith("frozen<") and base.endswith(">"):
+        base = base[7:-1].strip()
+    if base in ("uuid", "timeuuid"):
+        return uuid.UUID(text.strip())
+    if base == "varint":
+        return int(text)
+    if base == "decimal":
+        return Decimal(text.strip())
+    if base == "blob":
+        t = text.strip()
+        return bytes.fromhex(t[2:] if t[:2].lower() == "0x" else t)
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return json.loads(text)

@@ -1,0 +1,166 @@
+"""The table commands' argument handling and exit statuses, without a server: usage
+errors, missing files, an unreachable host, a missing password, missing pyarrow; the
+contact-point parsing, the progress line and the unload manifest."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cqlcodec
+from cqlcodec.cli import exits
+from cqlcodec.cli.connect import ConnectError, contact_points, password
+from cqlcodec.cli.main import build_parser
+from cqlcodec.cli.progress import Progress, summary
+from cqlcodec.cli.unload_files import Manifest, ManifestError, remove_temporaries, split_file_name
+
+# the directory holding the cqlcodec in use (the source tree or site-packages)
+ROOT = Path(cqlcodec.__file__).resolve().parent.parent
+
+
+def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
+        stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ)
+    environ.pop("CQLCODEC_DEBUG", None)
+    environ.pop("CQLCODEC_PASSWORD", None)
+    environ.update(env or {})
+    environ["PYTHONPATH"] = os.pathsep.join(
+        [p for p in (environ.pop("CQLCODEC_TEST_PATH", str(ROOT)),
+                     environ.get("PYTHONPATH", "")) if p])
+    return subprocess.run([sys.executable, "-m", "cqlcodec", *args], capture_output=True,
+                          text=True, cwd=tmp_path, env=environ, timeout=120, stdin=stdin)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["unload", "ks.t"], "-o/--output"),
+    (["unload", "ks.t", "-o", "d", "--format", "xml"], "invalid choice"),
+    (["unload", "ks.t", "-o", "d", "--splits", "0"], "at least 1"),
+    (["load", "ks.t"], "FILE_OR_DIR"),
+    (["load", "ks.t", "f.csv", "--concurrency", "x"], "not a number"),
+    (["count"], "KEYSPACE.TABLE"),
+    (["count", "ks.t", "--consistency", "SOME"], "invalid choice"),
+    (["count", "ks.t", "--protocol-version", "9"], "invalid choice"),
+])
+def test_usage_errors_exit_2(args: list[str], fragment: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(args)
+    assert exit_.value.code == exits.USAGE
+    assert fragment  # the parser's own message, checked end to end below
+
+
+def test_usage_error_message_end_to_end(tmp_path: Path) -> None:
+    proc = run(tmp_path, "unload", "ks.t", "--format", "xml", "-o", "d")
+    assert proc.returncode == 2
+    assert "invalid choice" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_options_are_parsed() -> None:
+    args = build_parser().parse_args([
+        "unload", "ks.t", "-o", "out", "--format", "csv", "--columns", "a,b", "--where", "a > 1",
+        "--resume", "--host", "10.0.0.1,10.0.0.2", "--host", "10.0.0.3:9043", "--port", "9999",
+        "--username", "me", "--ssl", "--consistency", "quorum", "--protocol-version", "4",
+        "--splits", "32", "--concurrency", "3", "--fetch-size", "100", "--quiet"])
+    assert (args.format, args.columns, args.where, args.resume) == ("csv", "a,b", "a > 1", True)
+    assert args.consistency == "QUORUM" and args.protocol_version == 4 and args.ssl
+    assert (args.splits, args.concurrency, args.fetch_size, args.quiet) == (32, 3, 100, True)
+    assert contact_points(args) == [("10.0.0.1", 9999), ("10.0.0.2", 9999), ("10.0.0.3", 9043)]
+    assert contact_points(build_parser().parse_args(["count", "t"])) == [("127.0.0.1", 9042)]
+    with pytest.raises(ConnectError) as err:
+        contact_points(argparse.Namespace(host=["h:x"], port=1))
+    assert err.value.status == exits.USAGE
+
+
+def test_password_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SECRET", "s3cret")
+    args = argparse.Namespace(username="me", password_env="MY_SECRET")
+    assert password(args) == "s3cret"
+    assert password(argparse.Namespace(username=None, password_env="X")) is None
+
+
+def test_missing_password_without_a_terminal_is_a_usage_error(tmp_path: Path) -> None:
+    proc = run(tmp_path, "count", "ks.t", "--username", "me", "--port", str(closed_port()))
+    assert proc.returncode == exits.USAGE, proc.stderr
+    assert "CQLCODEC_PASSWORD" in proc.stderr
+
+
+def test_missing_file_is_bad_input_before_connecting(tmp_path: Path) -> None:
+    proc = run(tmp_path, "load", "ks.t", "nothing.parquet", "--port", str(closed_port()))
+    assert proc.returncode == exits.BAD_INPUT, proc.stderr
+    assert "nothing.parquet: no such file" in proc.stderr
+    (tmp_path / "notes.txt").write_text("x")
+    proc = run(tmp_path, "load", "ks.t", "notes.txt")
+    assert proc.returncode == exits.BAD_INPUT and "unknown file format" in proc.stderr
+
+
+def test_unreachable_host_exits_4(tmp_path: Path) -> None:
+    proc = run(tmp_path, "count", "ks.t", "--port", str(closed_port()), "--timeout", "5")
+    assert proc.returncode == exits.CONNECTION, proc.stderr
+    assert "cannot connect to 127.0.0.1" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_without_pyarrow_the_command_says_what_to_install(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocked"
+    (blocker / "pyarrow").mkdir(parents=True)
+    (blocker / "pyarrow" / "__init__.py").write_text("raise ImportError('pyarrow is blocked')\n")
+    env = {"CQLCODEC_TEST_PATH": os.pathsep.join([str(blocker), str(ROOT)])}
+    proc = run(tmp_path, "unload", "ks.t", "-o", "out", "--port", str(closed_port()), env=env)
+    assert proc.returncode == exits.MISSING_DEPENDENCY, proc.stderr
+    assert "pip install 'cqlcodec[arrow]'" in proc.stderr
+
+
+def test_help_lists_the_exit_statuses(tmp_path: Path) -> None:
+    proc = run(tmp_path, "unload", "--help")
+    assert proc.returncode == 0
+    assert "exit statuses" in proc.stdout and "--resume" in proc.stdout
+
+
+def test_progress_line_and_summary() -> None:
+    stream = io.StringIO()
+    p = Progress("unloaded", "splits", 4, 1000, enabled=True, stream=stream)
+    p.add_rows(250)
+    p.unit_done()
+    line = p.line()
+    assert "unloaded 250 rows" in line and "splits 1/4" in line and "ETA" in line
+    assert "\r" in stream.getvalue()
+    p.finish()
+    quiet = io.StringIO()
+    q = Progress("loaded", "files", 1, 0, enabled=False, stream=quiet)
+    q.add_rows(5)
+    q.unit_done()
+    assert quiet.getvalue() == ""
+    assert summary("loaded", 1000, 2.0).startswith("loaded 1,000 rows in 2.00 s (500 rows/s)")
+
+
+def test_manifest_round_trip_and_mismatch(tmp_path: Path) -> None:
+    header = {"table": "ks.t", "columns": None, "where": None, "format": "parquet"}
+    m = Manifest(str(tmp_path), header, [{"start": -5, "end": 5}], {})
+    m.save()
+    m.finished(0, split_file_name(0, "parquet"), 7)
+    again = Manifest.load(str(tmp_path))
+    assert again is not None and again.done == {"0": {"file": "part-00000.parquet", "rows": 7}}
+    assert again.rows_done() == 7
+    again.check_matches(header)
+    with pytest.raises(ManifestError, match="another unload"):
+        again.check_matches(dict(header, format="csv"))
+    (tmp_path / ".part-00001.parquet.tmp-1-2").write_bytes(b"partial")
+    remove_temporaries(str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["_manifest.json"]
+    (tmp_path / "_manifest.json").write_text("{not json")
+    with pytest.raises(ManifestError):
+        Manifest.load(str(tmp_path))
+    assert json.loads(json.dumps(header)) == header
