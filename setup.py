@@ -42,6 +42,8 @@ INTERPRETED: dict[str, str] = {
     "driver.arrow_io": "pyarrow tables per page and the driver's session calls: per page, not per cell",
     "dask": "Dask glue (from_map, map_partitions), per partition; subclasses nothing compiled",
     "ray": "subclasses ray.data.Datasource/Datasink (Python classes), per block",
+    "driver.splits": "reads the drivers' token map and schema metadata; per split, not per row",
+    "driver.scan": "driver sessions, threads and retries; per page, not per row",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."
 

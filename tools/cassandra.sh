@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real single-node Apache Cassandra (default 5.0.9) for the integration tests,
-# built from Maven Central jars (no Apache tarball), listening on 127.0.0.1 only.
+# built from Maven Central jars (no Apache tarball), listening on a loopback address (127.0.0.1 by default).
 #
 #   tools/cassandra.sh [start]   start (or find running) node; wait for CQL; last stdout line = PID
 #   tools/cassandra.sh stop      SIGTERM the recorded PID, SIGKILL after CASS_STOP_TIMEOUT s
@@ -14,7 +14,10 @@
 #   CASSANDRA_VERSION  [5.0.9]
 #   CASS_CACHE_DIR     [${XDG_CACHE_HOME:-~/.cache}/cqlcodec/cassandra]   jars: lib-<version>/
 #   CASS_RUN_DIR       [<repo>/.cassandra/<version>-<cql port>]           conf, data, logs, pid file
-#   CASS_CQL_PORT [9042]  CASS_STORAGE_PORT [7000]  CASS_JMX_PORT [7199]  (all on 127.0.0.1)
+#   CASS_CQL_PORT [9042]  CASS_STORAGE_PORT [7000]  CASS_JMX_PORT [7199]  (on CASS_ADDRESS)
+#   CASS_ADDRESS       [127.0.0.1]  listen and rpc address (a loopback address: 127.0.0.2 ...)
+#   CASS_SEEDS         [<CASS_ADDRESS>:<CASS_STORAGE_PORT>]  the seed list of a multi-node cluster
+#   CASS_NUM_TOKENS    [1]        vnodes per node; 1 = the single token 0 (initial_token)
 #   CASS_HEAP          [1G]       maximum Java heap (-Xmx)
 #   CASS_START_TIMEOUT [180]      seconds to wait for the CQL port
 #   CASS_STOP_TIMEOUT  [45]       seconds between SIGTERM and SIGKILL
@@ -29,7 +32,12 @@ CASS_CQL_PORT="${CASS_CQL_PORT:-9042}"
 CASS_STORAGE_PORT="${CASS_STORAGE_PORT:-7000}"
 CASS_JMX_PORT="${CASS_JMX_PORT:-7199}"
 CASS_CACHE_DIR="${CASS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cqlcodec/cassandra}"
-CASS_RUN_DIR="${CASS_RUN_DIR:-$here/.cassandra/$CASSANDRA_VERSION-$CASS_CQL_PORT}"
+CASS_ADDRESS="${CASS_ADDRESS:-127.0.0.1}"
+CASS_SEEDS="${CASS_SEEDS:-$CASS_ADDRESS:$CASS_STORAGE_PORT}"
+CASS_NUM_TOKENS="${CASS_NUM_TOKENS:-1}"
+if [[ "$CASS_ADDRESS" == "127.0.0.1" ]]; then run_name="$CASSANDRA_VERSION-$CASS_CQL_PORT"
+else run_name="$CASSANDRA_VERSION-$CASS_ADDRESS-$CASS_CQL_PORT"; fi
+CASS_RUN_DIR="${CASS_RUN_DIR:-$here/.cassandra/$run_name}"
 CASS_HEAP="${CASS_HEAP:-1G}"
 CASS_START_TIMEOUT="${CASS_START_TIMEOUT:-180}"
 CASS_STOP_TIMEOUT="${CASS_STOP_TIMEOUT:-45}"
@@ -43,8 +51,8 @@ MAIN_CLASS=org.apache.cassandra.service.CassandraDaemon
 
 log() { echo "[cassandra.sh] $*" >&2; }
 
-port_open() { # port on 127.0.0.1
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+port_open() { # port on CASS_ADDRESS
+  (exec 3<>"/dev/tcp/$CASS_ADDRESS/$1") 2>/dev/null
 }
 
 # The PID in the pid file, if that process is alive and really is our Cassandra
@@ -121,11 +129,15 @@ write_config() {
   case "$CASSANDRA_VERSION" in
     5.*) extra_yaml="storage_compatibility_mode: NONE" ;;  # a fresh 5.0 node: all 5.0 features on
   esac
+  local tokens_yaml="num_tokens: 1
+initial_token: 0"
+  if [[ "$CASS_NUM_TOKENS" != "1" ]]; then
+    tokens_yaml="num_tokens: $CASS_NUM_TOKENS"
+  fi
   cat > "$CONF_DIR/cassandra.yaml" <<EOF
-# written by tools/cassandra.sh: one node, loopback only
+# written by tools/cassandra.sh: loopback only
 cluster_name: 'cqlcodec'
-num_tokens: 1
-initial_token: 0
+$tokens_yaml
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 authenticator: AllowAllAuthenticator
 authorizer: AllowAllAuthorizer
@@ -142,9 +154,9 @@ commitlog_segment_size: 32MiB
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:$CASS_STORAGE_PORT"
-listen_address: 127.0.0.1
-rpc_address: 127.0.0.1
+      - seeds: "$CASS_SEEDS"
+listen_address: $CASS_ADDRESS
+rpc_address: $CASS_ADDRESS
 storage_port: $CASS_STORAGE_PORT
 native_transport_port: $CASS_CQL_PORT
 start_native_transport: true
@@ -234,14 +246,14 @@ launch() {
     # JMX: a local-only connector on 127.0.0.1
     "-Dcassandra.jmx.local.port=$CASS_JMX_PORT"
     -Dcom.sun.management.jmxremote.authenticate=false
-    -Djava.rmi.server.hostname=127.0.0.1
+    "-Djava.rmi.server.hostname=$CASS_ADDRESS"
     -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.ring_delay_ms=1000
   )
   if [[ "${CASS_FAST_START:-1}" == "1" ]]; then jvm_opts+=( -XX:TieredStopAtLevel=1 ); fi
   # shellcheck disable=SC2206
   jvm_opts+=( ${CASS_EXTRA_JVM_OPTS:-} )
-  log "starting Cassandra $CASSANDRA_VERSION: CQL 127.0.0.1:$CASS_CQL_PORT, logs in $LOG_DIR"
+  log "starting Cassandra $CASSANDRA_VERSION: CQL $CASS_ADDRESS:$CASS_CQL_PORT, $CASS_NUM_TOKENS token(s), logs in $LOG_DIR"
   date +%s%N > "$CASS_RUN_DIR/start_ts"
   nohup setsid "$JAVA" "${jvm_opts[@]}" -cp "$LIB_DIR/*" "$MAIN_CLASS" \
       > "$LOG_DIR/stdout.log" 2>&1 < /dev/null &
@@ -252,7 +264,7 @@ start_node() {
   local pid
   if pid=$(our_pid); then
     if port_open "$CASS_CQL_PORT"; then
-      log "already running: PID $pid, CQL on 127.0.0.1:$CASS_CQL_PORT"
+      log "already running: PID $pid, CQL on $CASS_ADDRESS:$CASS_CQL_PORT"
       echo "$pid"
       return 0
     fi
@@ -260,7 +272,7 @@ start_node() {
   else
     rm -f "$PID_FILE"
     for p in "$CASS_CQL_PORT" "$CASS_STORAGE_PORT" "$CASS_JMX_PORT"; do
-      if port_open "$p"; then log "ERROR: 127.0.0.1:$p is taken by another process"; exit 1; fi
+      if port_open "$p"; then log "ERROR: $CASS_ADDRESS:$p is taken by another process"; exit 1; fi
     done
     fetch_jars
     if [[ "${CASS_CLEAN:-0}" == "1" ]]; then
@@ -290,7 +302,7 @@ start_node() {
     local ms=$(( ($(date +%s%N) - $(cat "$CASS_RUN_DIR/start_ts")) / 1000000 ))
     log "CQL port open $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s after JVM launch"
   fi
-  log "Cassandra $CASSANDRA_VERSION up (PID $pid): CQLCODEC_CASSANDRA=127.0.0.1:$CASS_CQL_PORT"
+  log "Cassandra $CASSANDRA_VERSION up (PID $pid): CQLCODEC_CASSANDRA=$CASS_ADDRESS:$CASS_CQL_PORT"
   echo "$pid"
 }
 

@@ -71,6 +71,15 @@ from cqlcodec.driver.installer import (
     installed_options,
     value_converter,
 )
+from cqlcodec.driver.scan import (
+    ScanError,
+    ScanProgress,
+    TableScan,
+    read_split,
+    scan_table,
+    table_schema_batch,
+)
+from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 
 __all__ = [
     "SUPPORTED_DRIVERS", "ColumnPages", "Connect", "ConnectError", "Tls", "close_sessions",
@@ -78,4 +87,7 @@ __all__ = [
     "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options",
     "UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "execute_columns",
     "input_adapter", "insert_columns", "install", "installed_options", "value_converter",
+    # whole tables (driver/splits.py, driver/scan.py)
+    "ScanError", "ScanProgress", "SplitPlanError", "TableScan", "TokenSplit", "plan_splits",
+    "read_split", "scan_table", "table_schema_batch",
 ]

@@ -199,11 +199,7 @@ class ColumnPages:
         self._first: RawPage | None = self._wait()
 
     def _wait(self) -> RawPage:
-        rows = self._future.result().current_rows
-        page = rows[0] if len(rows) == 1 else None
-        if not isinstance(page, RawPage):
-            raise CodecError("the statement returned no rows result (execute_columns is for "
-                             "queries that return rows)")
+        page = wait_page(self._future)
         self._pending = False
         return page
 
@@ -305,8 +301,26 @@ def execute_columns(session: Session, statement: str | Statement | PreparedState
         raise ValueError(f"limit must be at least 1, got {limit}")
     if fetch_size is not None and fetch_size < 1:
         raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+    future = send_columnar(session, statement, parameters, fetch_size=fetch_size,
+                           max_page_rows=limit, execution_profile=execution_profile)
+    return ColumnPages(future, fetch_size, limit)
+
+
+def send_columnar(session: Session, statement: str | Statement | PreparedStatement,
+                  parameters: Sequence[Any] | Mapping[str, Any] | None = None, *,
+                  fetch_size: int | None = None, max_page_rows: int | None = None,
+                  paging_state: bytes | None = None, host: Any = None, timeout: Any = _NOT_SET,
+                  execution_profile: object = EXEC_PROFILE_DEFAULT) -> ResponseFuture:
+    """Send a query whose RESULT Rows bodies stay raw and return its ``ResponseFuture``:
+    ``future.result().current_rows`` is ``[RawPage]`` (see :func:`wait_page`), and
+    ``future.start_fetching_next_page()`` requests the next one. ``fetch_size`` is the
+    page size (default: the statement's, else the session's), at most ``max_page_rows``
+    if given. ``paging_state`` starts
+    at a page of an earlier request; ``host`` (a driver ``Host``) sends it to that node
+    only (the drivers' host targeting). The building block of :func:`execute_columns`
+    and of the table scans."""
     future = session._create_response_future(
-        statement, parameters, False, {}, _NOT_SET, execution_profile, None, None)
+        statement, parameters, False, {}, timeout, execution_profile, paging_state, host)
     future._protocol_handler = columnar_handler(session.client_protocol_handler)
     future.row_factory = _page_factory
     message = future.message
@@ -314,11 +328,23 @@ def execute_columns(session: Session, statement: str | Statement | PreparedState
         message.skip_meta = False  # every page describes its columns
     if fetch_size is not None:
         message.fetch_size = fetch_size
-    if limit is not None:
-        message.fetch_size = limit if not message.fetch_size else min(message.fetch_size, limit)
+    if max_page_rows is not None:
+        message.fetch_size = (max_page_rows if not message.fetch_size
+                              else min(message.fetch_size, max_page_rows))
     session._on_request(future)
     future.send_request()
-    return ColumnPages(future, fetch_size, limit)
+    return future
+
+
+def wait_page(future: ResponseFuture) -> RawPage:
+    """The page a :func:`send_columnar` future (or its next page) brings, once it is
+    there; the request's error is raised here."""
+    rows = future.result().current_rows
+    page = rows[0] if len(rows) == 1 else None
+    if not isinstance(page, RawPage):
+        raise CodecError("the statement returned no rows result (execute_columns is for "
+                         "queries that return rows)")
+    return page
 
 
 # --------------------------------------------------------------------------- writing

@@ -50,3 +50,6 @@ class _ProtocolHandler:
     decode_message: ClassVar[Any]
 
 ProtocolHandler: type[_ProtocolHandler]
+
+class ErrorMessage(Exception): ...
+class RequestValidationException(ErrorMessage): ...

@@ -1,0 +1,523 @@
+"""Whole tables into columns: parallel token-range scans, exact under faults.
+
+::
+
+    from cqlcodec.driver import scan_table
+
+    scan = scan_table(session, "ks.events", ["id", "ts", "payload"])
+    table = scan.to_arrow()                   # or to_pandas(), to_polars(), to_parquet(dir)
+    for batch in scan_table(session, "ks.events"):   # ColumnBatches as they arrive
+        ...
+
+Each split of :func:`cqlcodec.driver.plan_splits` is read by one prepared query,
+``SELECT cols FROM ks.t WHERE token(pk) > ? AND token(pk) <= ?``, sent to a replica of
+the split (host targeting), page by page, each page's RESULT body decoded by
+:func:`cqlcodec.decode_columns` without building rows. Several splits are read at once
+(worker threads; memory is bounded by the pages in flight). A page is the unit of
+delivery: when a request fails part-way (a timeout, a cut connection, a coordinator
+that went down) the split resumes from the paging state of the last page it delivered,
+on another replica if need be and after the token map was read again, so no row is lost
+and none is delivered twice.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import cassandra
+from cassandra.cluster import Session
+from cassandra.protocol import RequestValidationException as ServerValidationError
+from cassandra.query import PreparedStatement
+
+from cqlcodec.columnar.batch import ColumnBatch
+from cqlcodec.columnar.stream import stream_capsule_of
+from cqlcodec.driver.columns import send_columnar, wait_page
+from cqlcodec.driver.splits import (
+    MAX_TOKEN,
+    SplitPlanError,
+    TableRef,
+    TokenSplit,
+    check_coverage,
+    plan_splits,
+    replicas_of,
+    table_ref,
+)
+from cqlcodec.errors import CodecError
+
+__all__ = ["ScanError", "ScanProgress", "TableScan", "read_split", "scan_table",
+           "table_schema_batch"]
+
+# failures that a retry cannot mend: the query or the data is wrong, not the path to it
+_FINAL: Final = (CodecError, cassandra.RequestValidationException, cassandra.AuthenticationFailed,
+                 ServerValidationError, ValueError, TypeError)
+_BACKOFF: Final = 0.05
+
+
+class ScanError(CodecError):
+    """A table scan failed: an unknown table or column, a query the server refuses, or a
+    split whose reads failed more than ``retries`` times in a row. ``split`` is the
+    :class:`TokenSplit` that failed (``None`` before any split was read) and
+    ``__cause__`` the last failure."""
+
+    def __init__(self, message: str, split: TokenSplit | None = None) -> None:
+        super().__init__(message)
+        self.split = split
+
+
+@dataclass(frozen=True)
+class ScanProgress:
+    """Where a scan stands, given to the ``progress`` callback after each page: rows
+    delivered, splits finished of all splits, the planner's row estimate (0 when the
+    server had none) and the seconds since the scan started."""
+
+    rows: int
+    splits_done: int
+    splits_total: int
+    estimated_rows: int
+    elapsed: float
+
+
+# --------------------------------------------------------------------------- one query
+
+def protect_name(name: str) -> str:
+    """``name`` as a quoted CQL identifier (exact case, inner quotes doubled)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class _SplitQuery:
+    """The prepared token-range query of one table, column list and filter."""
+
+    def __init__(self, session: Session, table: str, columns: Sequence[str] | None,
+                 where: str | None) -> None:
+        try:
+            self.table: TableRef = table_ref(session, table)
+        except SplitPlanError as exc:
+            raise ScanError(str(exc)) from exc
+        known = self.table.column_names
+        if columns is not None:
+            if isinstance(columns, str):
+                raise ScanError(f"columns is a sequence of column names, not the string {columns!r}")
+            if not columns:
+                raise ScanError("columns is empty: name at least one column (or None for all)")
+            unknown = [c for c in columns if c not in known]
+            if unknown:
+                raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in table "
+                                f"{self.table}; its columns are {', '.join(known)}")
+        selected = "*" if columns is None else ", ".join(protect_name(c) for c in columns)
+        key = ", ".join(protect_name(c) for c in self.table.partition_key)
+        self.cql = (f"SELECT {selected} FROM {protect_name(self.table.keyspace)}."
+                    f"{protect_name(self.table.name)} WHERE token({key}) > ? AND token({key}) <= ?")
+        if where:
+            self.cql += f" AND {where}"
+            if not where.rstrip().upper().endswith("ALLOW FILTERING"):
+                self.cql += " ALLOW FILTERING"
+        self.statement = _prepare(session, self.cql)
+
+
+_prepared: weakref.WeakKeyDictionary[Session, dict[str, PreparedStatement]] = \
+    weakref.WeakKeyDictionary()
+_prepared_lock: Final = threading.Lock()
+
+
+def _prepare(session: Session, cql: str) -> PreparedStatement:
+    with _prepared_lock:
+        found = _prepared.get(session, {}).get(cql)
+    if found is not None:
+        return found
+    try:
+        statement: PreparedStatement = session.prepare(cql)
+    except _FINAL as exc:
+        raise ScanError(f"the server refuses the scan query {cql!r}: {exc}") from exc
+    with _prepared_lock:
+        _prepared.setdefault(session, {})[cql] = statement
+    return statement
+
+
+def _hosts_to_try(session: Session, query: _SplitQuery, split: TokenSplit) -> list[Any]:
+    """The split's replicas that are up, preferred first, then ``None`` (any coordinator
+    the load-balancing policy picks)."""
+    current = replicas_of(session, query.table.keyspace, split.end)
+    by_address = {str(getattr(h, "address", h.endpoint)): h for h in current}
+    ordered = [by_address.pop(a) for a in split.replicas if a in by_address]
+    ordered += list(by_address.values())
+    return [h for h in ordered if h.is_up is not False] + [None]
+
+
+def _reread_token_map(session: Session) -> None:
+    try:
+        session.cluster.refresh_nodes(force_token_rebuild=True)
+    except Exception:  # noqa: BLE001 - the next attempt uses the map the driver has
+        pass
+
+
+def _pages(session: Session, query: _SplitQuery, split: TokenSplit, fetch_size: int,
+           consistency_level: int | None, retries: int) -> Iterator[ColumnBatch]:
+    bound = query.statement.bind((split.start, split.end))
+    if consistency_level is not None:
+        bound.consistency_level = consistency_level
+    state: bytes | None = None
+    failures = 0
+    hosts = _hosts_to_try(session, query, split)
+    attempt = 0
+    while True:
+        host = hosts[attempt % len(hosts)]
+        try:
+            future = send_columnar(session, bound, fetch_size=fetch_size, paging_state=state,
+                                   host=host)
+            page = wait_page(future)
+            while True:
+                following = page.paging_state
+                if following is not None:  # the next page travels while this one is decoded
+                    future.start_fetching_next_page()
+                batch = page.decode()
+                failures = 0
+                yield batch
+                state = following
+                if following is None:
+                    return
+                page = wait_page(future)
+        except _FINAL as exc:
+            raise ScanError(f"reading {query.table} {split} failed: {type(exc).__name__}: {exc}",
+                            split) from exc
+        except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
+            failures += 1
+            if failures > retries:
+                raise ScanError(f"reading {query.table} {split} failed {failures} times in a "
+                                f"row, last: {type(exc).__name__}: {exc}", split) from exc
+            time.sleep(_BACKOFF * 2 ** (failures - 1))
+            _reread_token_map(session)
+            hosts = _hosts_to_try(session, query, split)
+            attempt += 1
+
+
+def read_split(session: Session, table: str, split: TokenSplit,
+               columns: Sequence[str] | None = None, *, where: str | None = None,
+               fetch_size: int = 5000, consistency_level: int | None = None,
+               retries: int = 3) -> Iterator[ColumnBatch]:
+    """Every row of ``table`` whose token lies in ``split``, exactly once, page by page,
+    as :class:`~cqlcodec.ColumnBatch` es (a split without rows gives one empty batch
+    that still carries the columns' types).
+
+    ``columns`` selects columns by name (default: all, in ``SELECT *`` order); ``where``
+    is a further CQL condition (``"v > 3"``, sent with ``ALLOW FILTERING``). Reads go to
+    a replica of the split. When a read fails (timeout, cut connection, coordinator
+    down) the split resumes from the paging state of the last page delivered, on the
+    next replica, after the token map was read again; after ``retries`` failures in a
+    row without a page delivered it raises :class:`ScanError` naming the split and the
+    cause. An unknown table or column raises :class:`ScanError` here, before any row.
+    Idempotent: reading the same split again yields the same rows (as of that read).
+    """
+    if fetch_size < 1:
+        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+    if retries < 0:
+        raise ValueError(f"retries must be at least 0, got {retries}")
+    query = _SplitQuery(session, table, columns, where)
+    return _pages(session, query, split, fetch_size, consistency_level, retries)
+
+
+def table_schema_batch(session: Session, table: str,
+                       columns: Sequence[str] | None = None) -> ColumnBatch:
+    """An empty :class:`~cqlcodec.ColumnBatch` with the columns (names and types) that
+    :func:`read_split` gives for ``table`` and ``columns`` (a Dask ``meta``, a schema)."""
+    query = _SplitQuery(session, table, columns, None)
+    future = send_columnar(session, query.statement, (MAX_TOKEN, MAX_TOKEN))
+    return wait_page(future).decode()
+
+
+# --------------------------------------------------------------------------- many splits
+
+_DONE: Final = object()
+
+
+class TableScan:
+    """The rows of a table as a one-shot stream of :class:`~cqlcodec.ColumnBatch` es
+    (see :func:`scan_table`), like :class:`~cqlcodec.driver.ColumnPages`.
+
+    Iterating gives the batches as they arrive (one per page; the order across splits
+    is not specified); the splits are read once the first batch is asked for.
+    ``__arrow_c_stream__`` exports them as one Arrow stream; :meth:`to_arrow`,
+    :meth:`to_pandas` and :meth:`to_polars` collect them; :meth:`to_parquet` writes
+    them while reading. :meth:`close` (or leaving a ``with`` block) stops the reads.
+    ``splits`` are the splits read.
+    """
+
+    def __init__(self, session: Session, query: _SplitQuery, splits: list[TokenSplit],
+                 concurrency: int, fetch_size: int, consistency_level: int | None,
+                 retries: int, progress: Callable[[ScanProgress], None] | None) -> None:
+        self.splits = splits
+        self._session = session
+        self._query = query
+        self._concurrency = max(1, min(concurrency, len(splits)))
+        self._fetch_size = fetch_size
+        self._consistency_level = consistency_level
+        self._retries = retries
+        self._progress = progress
+        self._queue: queue.Queue[tuple[int, object]] = queue.Queue(maxsize=2 * self._concurrency)
+        self._stop = threading.Event()
+        self._next_split = 0
+        self._lock = threading.Lock()
+        self._workers: list[threading.Thread] = []
+        self._running = 0
+        self._started = 0.0
+        self._rows = 0
+        self._splits_done = 0
+        self._done_splits: set[int] = set()
+        self._empty: ColumnBatch | None = None
+        self._delivered = False
+        self._finished = False
+        self._estimated_rows = sum(s.estimated_rows for s in splits)
+
+    # ----- workers
+    def _start(self) -> None:
+        self._started = time.monotonic()
+        self._running = self._concurrency
+        for i in range(self._concurrency):
+            worker = threading.Thread(target=self._work, name=f"cqlcodec-scan-{i}", daemon=True)
+            self._workers.append(worker)
+            worker.start()
+
+    def _put(self, item: tuple[int, object]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _work(self) -> None:
+        try:
+            while not self._stop.is_set():
+                with self._lock:
+                    index = self._next_split
+                    self._next_split += 1
+                if index >= len(self.splits):
+                    return
+                pages = _pages(self._session, self._query, self.splits[index], self._fetch_size,
+                               self._consistency_level, self._retries)
+                for batch in pages:
+                    if not self._put((index, batch)):
+                        return
+                if not self._put((index, _DONE)):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer's thread
+            self._put((-1, exc))
+        finally:
+            self._put((-2, None))
+
+    # ----- consuming
+    def items(self) -> Iterator[tuple[int, ColumnBatch]]:
+        """``(split index, batch)`` pairs as they arrive (the split index into
+        :attr:`splits`); a split's batches come in its token order."""
+        while True:
+            item = self._next_item()
+            if item is None:
+                return
+            yield item
+
+    def _next_item(self) -> tuple[int, ColumnBatch] | None:
+        if self._finished:
+            return None
+        if not self._workers:
+            self._start()
+        while True:
+            if self._running == 0:
+                self._finished = True
+                if not self._delivered and self._empty is not None:
+                    self._delivered = True
+                    return 0, self._empty
+                return None
+            index, item = self._queue.get()
+            if index == -2:
+                self._running -= 1
+                continue
+            if index == -1:
+                self.close()
+                self._finished = True
+                assert isinstance(item, BaseException)
+                raise item
+            if item is _DONE:
+                self._splits_done += 1
+                self._done_splits.add(index)
+                self._report()
+                continue
+            assert isinstance(item, ColumnBatch)
+            if len(item) == 0:
+                if self._empty is None:
+                    self._empty = item
+                continue
+            self._rows += len(item)
+            self._delivered = True
+            self._report()
+            return index, item
+
+    def _report(self) -> None:
+        if self._progress is not None:
+            self._progress(ScanProgress(self._rows, self._splits_done, len(self.splits),
+                                        self._estimated_rows,
+                                        time.monotonic() - self._started))
+
+    def __iter__(self) -> Iterator[ColumnBatch]:
+        return self
+
+    def __next__(self) -> ColumnBatch:
+        item = self._next_item()
+        if item is None:
+            raise StopIteration
+        return item[1]
+
+    @property
+    def rows_fetched(self) -> int:
+        """How many rows have been given out so far."""
+        return self._rows
+
+    @property
+    def splits_done(self) -> int:
+        """How many splits have been read to their end so far."""
+        return self._splits_done
+
+    def close(self) -> None:
+        """Stop reading (the workers end after their current page); idempotent."""
+        self._stop.set()
+
+    def __enter__(self) -> TableScan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self._stop.set()
+
+    # ----- collecting
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Arrow PyCapsule interface: the batches as one stream of record batches
+        (pulled as the consumer reads)."""
+        first = next(self, None)
+        if first is None:
+            raise CodecError("this table scan has already been read")
+        return stream_capsule_of(self, first)
+
+    def to_arrow(self) -> Any:
+        """Every row as one ``pyarrow.Table`` (one record batch per page)."""
+        import pyarrow
+
+        return pyarrow.RecordBatchReader.from_stream(self).read_all()
+
+    def to_pandas(self) -> Any:
+        """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns; needs pyarrow."""
+        import pandas
+
+        return self.to_arrow().to_pandas(types_mapper=pandas.ArrowDtype)
+
+    def to_polars(self) -> Any:
+        """Every row as one polars DataFrame (pages concatenated without copying)."""
+        import polars
+
+        frames = [batch.to_polars() for batch in self]
+        if len(frames) == 1:
+            return frames[0]
+        return polars.concat(frames, how="vertical_relaxed", rechunk=False)
+
+    def to_parquet(self, path: str | os.PathLike[str], **options: Any) -> list[str]:
+        """Write every row to Parquet while reading and return the files written.
+
+        ``path`` ending in a separator or naming an existing directory: one file per
+        split, ``split-<index>.parquet`` (a split without rows writes no file), each
+        written under a temporary name and renamed when its split is complete;
+        otherwise one file at ``path`` (also renamed into place at the end). ``options``
+        go to ``pyarrow.parquet.ParquetWriter`` (``compression="zstd"``, ...). Memory
+        holds the pages in flight, never the table.
+        """
+        import pyarrow
+        import pyarrow.parquet as pq
+
+        target = os.fspath(path)
+        per_split = target.endswith(os.sep) or os.path.isdir(target)
+        written: list[str] = []
+        writers: dict[int, tuple[Any, str, str]] = {}
+        single: tuple[Any, str, str] | None = None
+        try:
+            if per_split:
+                os.makedirs(target, exist_ok=True)
+            while True:
+                item = self._next_item()
+                if item is None:
+                    break
+                index, batch = item
+                record = pyarrow.record_batch(batch)
+                if per_split:
+                    if index not in writers:
+                        final = os.path.join(target, f"split-{index:05d}.parquet")
+                        temp = final + ".tmp"
+                        writers[index] = (pq.ParquetWriter(temp, record.schema, **options), temp, final)
+                    writers[index][0].write_batch(record)
+                    for done in [i for i in writers if i in self._done_splits]:
+                        writer, temp, final = writers.pop(done)
+                        writer.close()
+                        os.replace(temp, final)
+                        written.append(final)
+                else:
+                    if single is None:
+                        temp = f"{target}.tmp"
+                        single = (pq.ParquetWriter(temp, record.schema, **options), temp, target)
+                    if record.schema != single[0].schema:
+                        record = record.cast(single[0].schema)
+                    single[0].write_batch(record)
+            for writer, temp, final in [*writers.values(), *([single] if single else [])]:
+                writer.close()
+                os.replace(temp, final)
+                written.append(final)
+            writers.clear()
+            single = None
+        finally:
+            self.close()
+            for writer, temp, _ in [*writers.values(), *([single] if single else [])]:
+                writer.close()
+                if os.path.exists(temp):
+                    os.remove(temp)
+        return sorted(written)
+
+
+
+def scan_table(session: Session, table: str, columns: Sequence[str] | None = None, *,
+               where: str | None = None, splits: int | Sequence[TokenSplit] | None = None,
+               concurrency: int | None = None, fetch_size: int = 5000,
+               consistency_level: int | None = None, retries: int = 3,
+               progress: Callable[[ScanProgress], None] | None = None) -> TableScan:
+    """Read every row of ``table`` ("ks.table", or "table" in the session's keyspace)
+    with several token-range splits in flight; returns a :class:`TableScan`.
+
+    ``splits`` is a number of splits for :func:`plan_splits` (default: its default) or
+    the splits themselves (from :func:`plan_splits`, or a subset of them: they must not
+    overlap). ``concurrency`` is how many splits are read at once (default: 4 per node
+    that is up, at most the number of splits). ``columns``, ``where``, ``fetch_size``,
+    ``consistency_level`` and ``retries`` are as in :func:`read_split`; ``progress`` is
+    called with a :class:`ScanProgress` after each page and each finished split, in
+    the consumer's thread. The table, the columns and the query are checked here
+    (:class:`ScanError`) before anything is read.
+    """
+    if fetch_size < 1:
+        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+    if retries < 0:
+        raise ValueError(f"retries must be at least 0, got {retries}")
+    if concurrency is not None and concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    query = _SplitQuery(session, table, columns, where)
+    if splits is None or isinstance(splits, int):
+        planned = plan_splits(session, str(query.table), splits)
+    else:
+        planned = sorted(splits, key=lambda s: s.start)
+        check_coverage(planned, whole_ring=False)
+    if concurrency is None:
+        nodes = [h for h in session.cluster.metadata.all_hosts() if h.is_up is not False]
+        concurrency = 4 * max(1, len(nodes))
+    return TableScan(session, query, planned, concurrency, fetch_size, consistency_level,
+                     retries, progress)
