@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 try:
+    import dask
     import dask.dataframe
     import pandas
 except ImportError as exc:  # pragma: no cover - the extra is missing
@@ -31,11 +32,12 @@ from cqlcodec.driver.arrow_io import (
     TableColumns,
     WriteError,
     WriteResult,
+    empty_table,
     group_splits,
     merge_results,
     read_split_table,
     resolve_table,
-    table_schema,
+    without_extensions,
     write_arrow,
 )
 from cqlcodec.driver.connect import Connect, session_for
@@ -47,7 +49,9 @@ DEFAULT_SPLIT_ROWS = 500_000
 
 
 def _frame(table: Any) -> Any:
-    return table.to_pandas(types_mapper=pandas.ArrowDtype)
+    # Dask makes sample values for its meta, which pandas cannot do for Arrow extension
+    # types: uuid columns come as their 16 bytes (fixed_size_binary(16))
+    return without_extensions(table).to_pandas(types_mapper=pandas.ArrowDtype)
 
 
 class SplitReader:
@@ -56,18 +60,18 @@ class SplitReader:
     gives). ``columns`` is Dask's column projection, passed down to the query. Its
     ``repr`` names the table and the spec without the password."""
 
-    def __init__(self, connect: Connect, ref: TableColumns, schema: Any, *, where: str | None,
+    def __init__(self, connect: Connect, ref: TableColumns, template: Any, *, where: str | None,
                  fetch_size: int, consistency_level: int | None, retries: int) -> None:
         self.connect = connect
         self.ref = ref
-        self.schema = schema
+        self.template = template
         self.where = where
         self.fetch_size = fetch_size
         self.consistency_level = consistency_level
         self.retries = retries
 
     def __call__(self, splits: Sequence[TokenSplit], columns: Sequence[str] | None = None) -> Any:
-        table = read_split_table(self.connect, self.ref, self.schema, splits, columns=columns,
+        table = read_split_table(self.connect, self.ref, self.template, splits, columns=columns,
                                  where=self.where, fetch_size=self.fetch_size,
                                  consistency_level=self.consistency_level, retries=self.retries)
         return _frame(table)
@@ -105,14 +109,16 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
     spec = Connect.of(connect)
     session = session_for(spec)
     ref = resolve_table(session, table, columns)
-    schema = table_schema(session, ref)
+    template = empty_table(session, ref)
     planned = list(splits) if isinstance(splits, Sequence) else plan_splits(session, str(ref), splits)
     groups = group_splits(planned, split_rows)
-    reader = SplitReader(spec, ref, schema, where=where, fetch_size=fetch_size,
+    reader = SplitReader(spec, ref, template, where=where, fetch_size=fetch_size,
                          consistency_level=consistency_level, retries=retries)
-    meta = _frame(schema.empty_table())
-    return dask.dataframe.from_map(reader, groups, meta=meta, label=f"read-cassandra-{ref.name}",
-                                   enforce_metadata=False)
+    meta = _frame(template)
+    # the frames are Arrow-backed already: no string-conversion layer over the reads
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dask.dataframe.from_map(reader, groups, meta=meta,
+                                       label=f"read-cassandra-{ref.name}", enforce_metadata=False)
 
 
 class _PartitionWriter:

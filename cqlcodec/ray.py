@@ -35,12 +35,12 @@ from cqlcodec.driver.arrow_io import (
     TableColumns,
     WriteError,
     WriteResult,
+    empty_table,
     group_splits,
     insert_query,
     merge_results,
     read_split_table,
     resolve_table,
-    table_schema,
     write_arrow,
 )
 from cqlcodec.driver.connect import Connect, session_for
@@ -62,7 +62,7 @@ class _ReadGroup:
     def __call__(self) -> Iterator[Any]:
         s = self.source
         for split in self.splits:
-            yield read_split_table(s.connect, s.ref, s.schema, [split], columns=self.columns,
+            yield read_split_table(s.connect, s.ref, s.template, [split], columns=self.columns,
                                    where=s.where, fetch_size=s.fetch_size,
                                    consistency_level=s.consistency_level, retries=s.retries)
 
@@ -88,7 +88,7 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
         self.connect = Connect.of(connect)
         session = session_for(self.connect)
         self.ref: TableColumns = resolve_table(session, table, columns)
-        self.schema = table_schema(session, self.ref)
+        self.template = empty_table(session, self.ref)
         self.splits: list[TokenSplit] = (list(splits) if isinstance(splits, Sequence)
                                          else plan_splits(session, str(self.ref), splits))
         self.where = where
@@ -124,9 +124,8 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
         groups = group_splits(self.splits, per_group) if per_group else \
             [tuple(self.splits[i::wanted]) for i in range(wanted)]
         columns = self._columns()
-        fields = [self.schema.field(c) for c in (columns or self.ref.columns)]
-        schema = pyarrow.schema(fields)
-        share = len(fields) / max(1, len(self.ref.columns))
+        schema = self.template.select(columns or list(self.ref.columns)).schema
+        share = len(schema) / max(1, len(self.ref.columns))
         tasks = []
         for group in groups:
             metadata = BlockMetadata(

@@ -26,16 +26,15 @@ from cassandra.query import PreparedStatement
 
 from cqlcodec import kinds as K
 from cqlcodec.columnar.batch import ColumnBatch
-from cqlcodec.driver.columns import InsertError, InsertResult, execute_columns, insert_columns
+from cqlcodec.driver.columns import InsertError, InsertResult, insert_columns
 from cqlcodec.driver.connect import Connect, session_for
-from cqlcodec.driver.scan import ScanError, read_split
-from cqlcodec.driver.splits import SplitPlanError, TokenSplit
+from cqlcodec.driver.scan import ScanError, read_split, table_schema_batch
+from cqlcodec.driver.splits import TokenSplit, table_ref
 from cqlcodec.errors import CodecError
 
 __all__ = ["TableColumns", "WriteFailure", "WriteResult", "WriteError", "conform", "group_splits",
-           "read_split_table", "resolve_table", "table_schema", "write_arrow"]
+           "read_split_table", "resolve_table", "empty_table", "write_arrow"]
 
-_MAX_TOKEN: Final = 2**63 - 1
 _TEXT_KINDS: Final = (K.VARINT, K.DECIMAL)
 
 
@@ -64,42 +63,28 @@ class TableColumns:
 
 
 def resolve_table(session: Session, table: str, columns: Sequence[str] | None = None) -> TableColumns:
-    """The table ``"ks.table"`` (or ``"table"`` in the session's keyspace) from the
-    driver's schema metadata, with ``columns`` checked against it (default: all).
-    Unknown keyspace or table: :class:`SplitPlanError`; unknown column: :class:`ScanError`."""
-    keyspace, dot, name = table.partition(".")
-    if not dot:
-        keyspace, name = session.keyspace or "", table
-    if not keyspace or not name:
-        raise SplitPlanError(f"table must be 'keyspace.table' (or a session keyspace set), got {table!r}")
-    metadata = session.cluster.metadata
-    ks = metadata.keyspaces.get(keyspace)
-    if ks is None:
-        session.cluster.refresh_schema_metadata()
-        ks = metadata.keyspaces.get(keyspace)
-    if ks is None:
-        raise SplitPlanError(f"unknown keyspace {keyspace!r} (reading {table!r})")
-    meta = ks.tables.get(name)
-    if meta is None:
-        raise SplitPlanError(f"unknown table {keyspace}.{name} (tables in {keyspace}: "
-                             f"{', '.join(sorted(ks.tables)) or 'none'})")
-    every = tuple(meta.columns)
+    """The table ``"ks.table"`` (or ``"table"`` in the session's keyspace; quoted names
+    keep their case) from the driver's schema metadata, with ``columns`` checked against
+    it (default: all, in ``SELECT *`` order). Unknown keyspace or table:
+    :class:`SplitPlanError`; unknown column: :class:`ScanError`."""
+    ref = table_ref(session, table)
+    every = tuple(ref.column_names)
     if columns is None:
         chosen = every
     else:
         if isinstance(columns, str):
             raise ScanError(f"columns must be a sequence of column names, not the str {columns!r}")
         chosen = tuple(columns)
-        unknown = [c for c in chosen if c not in meta.columns]
+        unknown = [c for c in chosen if c not in every]
         if unknown:
-            raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in "
-                            f"{keyspace}.{name} (columns: {', '.join(every)})")
+            raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in {ref} "
+                            f"(columns: {', '.join(every)})")
         if not chosen:
-            raise ScanError(f"no column chosen from {keyspace}.{name}")
+            raise ScanError(f"no column chosen from {ref}")
         if len(set(chosen)) != len(chosen):
             raise ScanError(f"a column is chosen twice: {list(chosen)}")
-    kinds = tuple((c, meta.columns[c].cql_type) for c in chosen)
-    return TableColumns(keyspace, name, chosen, tuple(c.name for c in meta.partition_key), kinds)
+    kinds = tuple((c, str(ref.metadata.columns[c].cql_type)) for c in chosen)
+    return TableColumns(ref.keyspace, ref.name, chosen, tuple(ref.partition_key), kinds)
 
 
 def _text_column(column: Any) -> Any:
@@ -142,18 +127,42 @@ def conform(batch: ColumnBatch, schema: Any = None) -> Any:
     return pyarrow.Table.from_arrays(arrays, names=names)
 
 
-def table_schema(session: Session, ref: TableColumns) -> Any:
-    """The ``pyarrow.Schema`` every split of ``ref`` is read into (see the module doc)."""
-    key = ", ".join(_quote(c) for c in ref.partition_key)
-    query = (f"SELECT {', '.join(_quote(c) for c in ref.columns)} FROM {ref.qualified} "
-             f"WHERE token({key}) > {_MAX_TOKEN}")
-    try:
-        batch = next(iter(execute_columns(session, query)))
-    except CodecError:
-        raise
-    except Exception as exc:
-        raise ScanError(f"cannot read the schema of {ref}: {type(exc).__name__}: {exc}") from exc
-    return conform(batch).schema
+def empty_table(session: Session, ref: TableColumns) -> Any:
+    """An empty ``pyarrow.Table`` whose schema every split of ``ref`` is read into (see
+    the module doc); ``.schema`` is that schema (``Schema.empty_table`` cannot make
+    every extension type, so the template travels instead)."""
+    return conform(table_schema_batch(session, ref.qualified, list(ref.columns)))
+
+
+def storage_type(t: Any) -> Any:
+    """``t`` with every Arrow extension type (``arrow.uuid``), at any depth, replaced by
+    its storage type (``fixed_size_binary(16)``): the same buffers, no extension."""
+    import pyarrow
+
+    types = pyarrow.types
+    if isinstance(t, pyarrow.BaseExtensionType):
+        return storage_type(t.storage_type)
+    if types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t):
+        item = t.value_field.with_type(storage_type(t.value_type))
+        if types.is_fixed_size_list(t):
+            return pyarrow.list_(item, t.list_size)
+        return pyarrow.large_list(item) if types.is_large_list(t) else pyarrow.list_(item)
+    if types.is_map(t):
+        return pyarrow.map_(t.key_field.with_type(storage_type(t.key_type)),
+                            t.item_field.with_type(storage_type(t.item_type)))
+    if types.is_struct(t):
+        return pyarrow.struct([t.field(i).with_type(storage_type(t.field(i).type))
+                               for i in range(t.num_fields)])
+    return t
+
+
+def without_extensions(table: Any) -> Any:
+    """``table`` with its extension types replaced by their storage (see
+    :func:`storage_type`); the same table when it has none."""
+    import pyarrow
+
+    schema = pyarrow.schema([f.with_type(storage_type(f.type)) for f in table.schema])
+    return table if schema == table.schema else table.cast(schema)
 
 
 def group_splits(splits: Sequence[TokenSplit], split_rows: int | None) -> list[tuple[TokenSplit, ...]]:
@@ -186,12 +195,13 @@ def describe_splits(splits: Sequence[TokenSplit]) -> str:
            f"({splits[-1].start}, {splits[-1].end}]"
 
 
-def read_split_table(connect: Connect, ref: TableColumns, schema: Any, splits: Iterable[TokenSplit], *,
+def read_split_table(connect: Connect, ref: TableColumns, template: Any, splits: Sequence[TokenSplit], *,
                      columns: Sequence[str] | None = None, where: str | None = None,
                      fetch_size: int = 5000, consistency_level: int | None = None,
                      retries: int = 3) -> Any:
     """Every row of ``splits`` (columns ``columns``, default all of ``ref``) as one
-    ``pyarrow.Table`` in ``schema`` (projected to ``columns``). Runs in the worker: the
+    ``pyarrow.Table`` in the schema of ``template`` (from :func:`empty_table`, projected
+    to ``columns``). Runs in the worker: the
     session is this process's for ``connect``. A split that keeps failing raises
     :class:`ScanError` naming its token range and the cause."""
     import pyarrow
@@ -200,12 +210,16 @@ def read_split_table(connect: Connect, ref: TableColumns, schema: Any, splits: I
     unknown = [c for c in chosen if c not in ref.columns]
     if unknown:
         raise ScanError(f"unknown column(s) {unknown} for {ref} (columns: {list(ref.columns)})")
-    wanted = pyarrow.schema([schema.field(c) for c in chosen])
-    session = session_for(connect)
+    empty = template.select(chosen)
+    wanted = empty.schema
+    try:
+        session = session_for(connect)
+    except CodecError as exc:
+        raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: {exc}") from exc
     tables: list[Any] = []
     for split in splits:
         try:
-            for batch in read_split(session, str(ref), split, chosen, where=where,
+            for batch in read_split(session, ref.qualified, split, chosen, where=where,
                                     fetch_size=fetch_size, consistency_level=consistency_level,
                                     retries=retries):
                 if len(batch):
@@ -216,7 +230,7 @@ def read_split_table(connect: Connect, ref: TableColumns, schema: Any, splits: I
             raise ScanError(f"reading token range ({split.start}, {split.end}] of {ref} failed: "
                             f"{type(exc).__name__}: {exc}") from exc
     if not tables:
-        return wanted.empty_table()
+        return empty
     return pyarrow.concat_tables(tables)
 
 

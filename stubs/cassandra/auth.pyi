@@ -1,0 +1,6 @@
+class AuthProvider: ...
+
+class PlainTextAuthProvider(AuthProvider):
+    username: str
+    password: str
+    def __init__(self, username: str | None = None, password: str | None = None) -> None: ...
