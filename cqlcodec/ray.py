@@ -11,9 +11,11 @@
 
 :class:`CassandraDatasource` makes one ``ReadTask`` per token-range split (or group of
 consecutive splits), planned by :func:`cqlcodec.driver.plan_splits` on the driver
-process; each task yields one Arrow table per page (in the table's fixed schema, see
-:mod:`cqlcodec.driver.arrow_io`), and its ``BlockMetadata`` carries the splits'
-estimated rows and bytes. :class:`CassandraDatasink` writes each block with
+process; each task yields one Arrow table per split (in the table's fixed schema, see
+:mod:`cqlcodec.driver.arrow_io`); the splits' estimated rows size the tasks, and each
+task's ``BlockMetadata`` carries their estimated bytes (``num_rows`` stays unknown:
+Ray 2.60 answers ``Dataset.count()`` from it without reading, so an estimate there
+would be taken for the truth). :class:`CassandraDatasink` writes each block with
 :func:`cqlcodec.driver.insert_columns`. Both are Ray Data developer APIs: this module
 is tested with ray 2.60.0 (the ``cqlcodec[ray]`` extra pins the series).
 """
@@ -61,10 +63,15 @@ class _ReadGroup:
 
     def __call__(self) -> Iterator[Any]:
         s = self.source
+        # no column at all (Ray's count() projects to none): the partition key is read
+        # and kept, since Ray counts the rows of record batches and an Arrow table
+        # without columns has no batches
+        columns = list(s.ref.partition_key) if self.columns == [] else self.columns
         for split in self.splits:
-            yield read_split_table(s.connect, s.ref, s.template, [split], columns=self.columns,
-                                   where=s.where, fetch_size=s.fetch_size,
-                                   consistency_level=s.consistency_level, retries=s.retries)
+            table = read_split_table(s.connect, s.ref, s.template, [split], columns=columns,
+                                     where=s.where, fetch_size=s.fetch_size,
+                                     consistency_level=s.consistency_level, retries=s.retries)
+            yield table
 
     def __repr__(self) -> str:
         return f"ReadCassandra({self.source.ref}, {len(self.splits)} splits)"
@@ -121,15 +128,22 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
         total = sum(s.estimated_rows for s in self.splits)
         wanted = max(1, min(parallelism if parallelism > 0 else len(self.splits), len(self.splits)))
         per_group = max(1, -(-total // wanted)) if total else None
-        groups = group_splits(self.splits, per_group) if per_group else \
-            [tuple(self.splits[i::wanted]) for i in range(wanted)]
+        if per_group:
+            groups = group_splits(self.splits, per_group)
+        else:  # no estimates: contiguous runs of about the same number of splits
+            n = len(self.splits)
+            groups = [tuple(self.splits[i * n // wanted:(i + 1) * n // wanted]) for i in range(wanted)]
         columns = self._columns()
-        schema = self.template.select(columns or list(self.ref.columns)).schema
-        share = len(schema) / max(1, len(self.ref.columns))
+        shown = list(self.ref.columns) if columns is None else columns or list(self.ref.partition_key)
+        schema = self.template.select(shown).schema
+        share = max(1, len(schema)) / max(1, len(self.ref.columns))
         tasks = []
         for group in groups:
+            # num_rows stays unknown: Ray takes it as exact (Dataset.count() answers from
+            # it without reading), and the splits' row counts are only estimates; they
+            # size the groups, and the estimated bytes go to size_bytes
             metadata = BlockMetadata(
-                num_rows=sum(s.estimated_rows for s in group),
+                num_rows=None,
                 size_bytes=int(sum(s.estimated_bytes for s in group) * share),
                 input_files=None, exec_stats=None)
             tasks.append(ReadTask(_ReadGroup(self, group, columns), metadata, schema=schema,
