@@ -209,7 +209,7 @@ def ray(session: nox.Session, impl: str) -> None:
 @nox.session(python="3.11")
 def bench_engines(session: nox.Session) -> None:
     """Dask and Ray whole-table reads vs a single-process scan_table, same run
-    (benchmarks/engines.py: 1,000,000 rows x 10 columns by default, ``-- --rows N``).
+    (benchmarks/engine_scan.py: 1,000,000 rows x 10 columns by default, ``-- --rows N``).
     Compiled build, cassandra-driver; results in bench-results/engines.json."""
     install_cqlcodec(session, "compiled")
     session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14",
@@ -218,7 +218,7 @@ def bench_engines(session: nox.Session) -> None:
     if not already_up:
         session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
     try:
-        session.run("python", "benchmarks/engines.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
+        session.run("python", "benchmarks/engine_scan.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
                     *session.posargs)
     finally:
         if not already_up:

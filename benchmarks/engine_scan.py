@@ -15,7 +15,7 @@ opens the workers' sessions and is not counted):
 Each prints rows/s and its ratio to ``scan_table`` of the same run; results in
 ``bench-results/engines.json``.
 
-    python benchmarks/engines.py --host 127.0.0.1 --port 9042 [--rows N] [--splits N]
+    python benchmarks/engine_scan.py --host 127.0.0.1 --port 9042 [--rows N] [--splits N]
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def fill(session: Any, rows: int) -> None:
             "u": [uuid.UUID(int=int(v) * 7919 + 1) for v in k.tolist()],
             "l": [[int(v), int(v) + 1] for v in k.tolist()],
         }
-        insert_columns(session, insert, columns, concurrency=64, batch_by_replica=False)
+        insert_columns(session, insert, columns, concurrency=32, batch_by_replica=True)
         print(f"  filled {min(rows, start + chunk):,} rows", flush=True)
     session.execute(f"INSERT INTO {KEYSPACE}.filled (name, rows) VALUES ('mixed', {rows})")
     del datetime
