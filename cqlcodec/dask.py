@@ -34,6 +34,7 @@ from cqlcodec.driver.arrow_io import (
     WriteResult,
     empty_table,
     group_splits,
+    insert_query,
     merge_results,
     read_split_table,
     resolve_table,
@@ -152,8 +153,6 @@ def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
     spec = Connect.of(connect)
     session = session_for(spec)
     ref = resolve_table(session, table)
-    from cqlcodec.driver.arrow_io import insert_query
-
     insert_query(ref, list(ddf.columns))  # checks the columns here, before any task
     writer = _PartitionWriter(spec, ref, {"concurrency": concurrency, "chunk_rows": chunk_rows,
                                           "batch_by_partition": batch_by_partition})
