@@ -102,6 +102,8 @@ CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0
     "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),
     "CASS_JMX_PORT": os.environ.get("CASS_JMX_PORT", "27199"),
     "CASS_HEAP": os.environ.get("CASS_HEAP", "768M"),
+    # 16 vnodes: the ring has many token ranges, as real clusters do (table scans split it)
+    "CASS_NUM_TOKENS": os.environ.get("CASS_NUM_TOKENS", "16"),
 }
 
 
@@ -149,7 +151,13 @@ def bench_server(session: nox.Session) -> None:
     by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
     for a shorter run, ``--runs 5``, ``--profile``); results in bench-results/server_io.json.
     """
-    driver = os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver")
+    _bench_against_server(session, "benchmarks/server_io.py",
+                          os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver"))
+
+
+def _bench_against_server(session: nox.Session, script: str, driver: str) -> None:
+    """Compiled build + ``driver``; run ``script`` against the test server (started with
+    tools/cassandra.sh unless it is up, and stopped again)."""
     install_cqlcodec(session, "compiled")
     session.install(INTEGRATION_DRIVERS[driver], "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
                     "polars>=1.0")
@@ -157,8 +165,7 @@ def bench_server(session: nox.Session) -> None:
     if not already_up:
         session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
     try:
-        session.run("python", "benchmarks/server_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
-                    *session.posargs)
+        session.run("python", script, "--port", CASSANDRA_ENV["CASS_CQL_PORT"], *session.posargs)
     finally:
         if not already_up:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
@@ -223,6 +230,42 @@ def bench_engines(session: nox.Session) -> None:
     finally:
         if not already_up:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
+@nox.session(python="3.11")
+def bench_scan(session: nox.Session) -> None:
+    """A whole table into one pyarrow Table against a real Cassandra 5.0.9 (16 vnodes):
+    ``scan_table`` vs one ``execute_columns`` query, wall and client CPU, 1,000,000 rows
+    x 10 mixed columns by default (``--rows 200000`` for a shorter run, ``--runs 5``).
+    Compiled build, cassandra-driver (or CQLCODEC_BENCH_DRIVER); results in
+    bench-results/scan_io.json."""
+    _bench_against_server(session, "benchmarks/scan_io.py",
+                          os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver"))
+
+
+@nox.session(python="3.11")
+def cluster(session: nox.Session) -> None:
+    """Table scans on a real 3-node Cassandra cluster (127.0.0.1-3, 16 vnodes, RF 2):
+    coverage, replica routing, a node killed mid-scan (tests/cluster). Run by hand (about
+    2 minutes to start the nodes one after another, 3 x 512 MiB heap); compiled build and
+    cassandra-driver (or CQLCODEC_DRIVER=scylla-driver). Starts the nodes with
+    tools/cluster.sh unless they are up, and stops them again."""
+    driver = os.environ.get("CQLCODEC_DRIVER", "cassandra-driver")
+    install_cqlcodec(session, os.environ.get("CQLCODEC_IMPL", "compiled"))
+    session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
+    env = {"CASS_HEAP": os.environ.get("CASS_HEAP", "512M")}
+    status = session.run("bash", "tools/cluster.sh", "status", external=True, silent=True,
+                         env=env, success_codes=[0, 1])
+    already_up = len(str(status or "").strip().splitlines()) == 3
+    if not already_up:
+        session.run("bash", "tools/cluster.sh", "start", external=True, env=env)
+    port = os.environ.get("CLUSTER_CQL_PORT", "33042")
+    try:
+        session.run("pytest", "-p", "no:cacheprovider", "-s", "tests/cluster", *session.posargs,
+                    env={"CQLCODEC_CLUSTER": f"127.0.0.1:{port}"})
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cluster.sh", "stop", external=True, env=env)
 
 
 # --- benchmarks: both cqlcodec builds side by side with both drivers ---

@@ -207,6 +207,11 @@ def _spawn(case: str, args: argparse.Namespace, profile: bool = False) -> dict[s
                "--port", str(args.port), "--rows", str(args.rows), "--protocol", str(args.protocol)]
     if profile:
         command.append("--profile")
+    return run_json_child(case, command)
+
+
+def run_json_child(case: str, command: list[str]) -> dict[str, Any]:
+    """Run a measuring child process and return the JSON of its last ``{`` line."""
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:

@@ -278,7 +278,13 @@ start_node() {
     if [[ "${CASS_CLEAN:-0}" == "1" ]]; then
       log "CASS_CLEAN=1: wiping the data of $CASS_RUN_DIR"
       rm -rf "$CASS_RUN_DIR"/{data,commitlog,saved_caches,hints,cdc_raw}
+    elif [[ -d "$CASS_RUN_DIR/data" && "$(cat "$CASS_RUN_DIR/num_tokens" 2>/dev/null || echo 1)" != "$CASS_NUM_TOKENS" ]]; then
+      # a node cannot change its token count: the test data goes, the new ring starts empty
+      log "CASS_NUM_TOKENS changed to $CASS_NUM_TOKENS: wiping the data of $CASS_RUN_DIR"
+      rm -rf "$CASS_RUN_DIR"/{data,commitlog,saved_caches,hints,cdc_raw}
     fi
+    mkdir -p "$CASS_RUN_DIR"
+    echo "$CASS_NUM_TOKENS" > "$CASS_RUN_DIR/num_tokens"
     write_config
     launch
   fi

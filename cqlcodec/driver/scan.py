@@ -51,13 +51,14 @@ from cqlcodec.driver.splits import (
 )
 from cqlcodec.errors import CodecError
 
-__all__ = ["ScanError", "ScanProgress", "TableScan", "read_split", "scan_table",
+__all__ = ["ScanError", "ScanProgress", "SplitReader", "TableScan", "read_split", "scan_table",
            "table_schema_batch"]
 
 # failures that a retry cannot mend: the query or the data is wrong, not the path to it
 _FINAL: Final = (CodecError, cassandra.RequestValidationException, cassandra.AuthenticationFailed,
                  ServerValidationError, ValueError, TypeError)
-_BACKOFF: Final = 0.05
+_BACKOFF: Final = 0.2  # seconds before the first retry, doubled for each further one
+_BACKOFF_MAX: Final = 2.0
 
 
 class ScanError(CodecError):
@@ -150,57 +151,113 @@ def _hosts_to_try(session: Session, query: _SplitQuery, split: TokenSplit) -> li
     return [h for h in ordered if h.is_up is not False] + [None]
 
 
+_refreshing: weakref.WeakSet[Any] = weakref.WeakSet()
+_refreshing_lock: Final = threading.Lock()
+
+
 def _reread_token_map(session: Session) -> None:
-    try:
-        session.cluster.refresh_nodes(force_token_rebuild=True)
-    except Exception:  # noqa: BLE001 - the next attempt uses the map the driver has
-        pass
+    """Ask the driver to read the node list and token map again, in the background (one
+    refresh per cluster at a time): the control connection may itself be down, and a
+    retry must not wait for it; the next attempt uses whatever map the driver has."""
+    cluster = session.cluster
+    with _refreshing_lock:
+        if cluster in _refreshing:
+            return
+        _refreshing.add(cluster)
 
-
-def _pages(session: Session, query: _SplitQuery, split: TokenSplit, fetch_size: int,
-           consistency_level: int | None, retries: int) -> Iterator[ColumnBatch]:
-    bound = query.statement.bind((split.start, split.end))
-    if consistency_level is not None:
-        bound.consistency_level = consistency_level
-    state: bytes | None = None
-    failures = 0
-    hosts = _hosts_to_try(session, query, split)
-    attempt = 0
-    while True:
-        host = hosts[attempt % len(hosts)]
+    def refresh() -> None:
         try:
-            future = send_columnar(session, bound, fetch_size=fetch_size, paging_state=state,
-                                   host=host)
-            page = wait_page(future)
-            while True:
-                following = page.paging_state
-                if following is not None:  # the next page travels while this one is decoded
-                    future.start_fetching_next_page()
-                batch = page.decode()
-                failures = 0
-                yield batch
-                state = following
-                if following is None:
-                    return
+            cluster.refresh_nodes(force_token_rebuild=True)
+        except Exception:  # noqa: BLE001 - a refresh is a hint; the driver retries on its own
+            pass
+        finally:
+            with _refreshing_lock:
+                _refreshing.discard(cluster)
+
+    threading.Thread(target=refresh, name="cqlcodec-token-map", daemon=True).start()
+
+
+class SplitReader:
+    """The pages of one split as :class:`~cqlcodec.ColumnBatch` es (what :func:`read_split`
+    returns; iterate it once). ``coordinators`` lists, per page delivered, the address of
+    the node that coordinated it; ``failures`` the failures that were retried."""
+
+    def __init__(self, session: Session, query: _SplitQuery, split: TokenSplit, fetch_size: int,
+                 consistency_level: int | None, retries: int) -> None:
+        self.split = split
+        self.coordinators: list[str] = []
+        self.failures: list[BaseException] = []
+        self._session = session
+        self._query = query
+        self._fetch_size = fetch_size
+        self._consistency_level = consistency_level
+        self._retries = retries
+        self._pages = self._read()
+
+    def __iter__(self) -> Iterator[ColumnBatch]:
+        return self
+
+    def __next__(self) -> ColumnBatch:
+        return next(self._pages)
+
+    def _read(self) -> Iterator[ColumnBatch]:
+        session, query, split = self._session, self._query, self._split_checked()
+        bound = query.statement.bind((split.start, split.end))
+        if self._consistency_level is not None:
+            bound.consistency_level = self._consistency_level
+        state: bytes | None = None
+        failures = 0
+        hosts = _hosts_to_try(session, query, split)
+        attempt = 0
+        while True:
+            host = hosts[attempt % len(hosts)]
+            try:
+                future = send_columnar(session, bound, fetch_size=self._fetch_size,
+                                       paging_state=state, host=host)
                 page = wait_page(future)
-        except _FINAL as exc:
-            raise ScanError(f"reading {query.table} {split} failed: {type(exc).__name__}: {exc}",
-                            split) from exc
-        except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
-            failures += 1
-            if failures > retries:
-                raise ScanError(f"reading {query.table} {split} failed {failures} times in a "
-                                f"row, last: {type(exc).__name__}: {exc}", split) from exc
-            time.sleep(_BACKOFF * 2 ** (failures - 1))
-            _reread_token_map(session)
-            hosts = _hosts_to_try(session, query, split)
-            attempt += 1
+                while True:
+                    following = page.paging_state
+                    coordinator = future.coordinator_host
+                    if following is not None:  # the next page travels while this one is decoded
+                        future.start_fetching_next_page()
+                    batch = page.decode()
+                    failures = 0
+                    self.coordinators.append(_address_of(coordinator))
+                    yield batch
+                    state = following
+                    if following is None:
+                        return
+                    page = wait_page(future)
+            except _FINAL as exc:
+                raise ScanError(f"reading {query.table} {split} failed: "
+                                f"{type(exc).__name__}: {exc}", split) from exc
+            except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
+                failures += 1
+                self.failures.append(exc)
+                if failures > self._retries:
+                    raise ScanError(f"reading {query.table} {split} failed {failures} times in "
+                                    f"a row, last: {type(exc).__name__}: {exc}", split) from exc
+                time.sleep(min(_BACKOFF_MAX, _BACKOFF * 2 ** (failures - 1)))
+                _reread_token_map(session)
+                hosts = _hosts_to_try(session, query, split)
+                attempt += 1
+
+    def _split_checked(self) -> TokenSplit:
+        if not isinstance(self.split, TokenSplit):
+            raise ScanError(f"a split is a TokenSplit, got {type(self.split).__name__}")
+        return self.split
+
+
+def _address_of(host: Any) -> str:
+    if host is None:
+        return ""
+    return str(getattr(host, "address", None) or host.endpoint)
 
 
 def read_split(session: Session, table: str, split: TokenSplit,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                fetch_size: int = 5000, consistency_level: int | None = None,
-               retries: int = 3) -> Iterator[ColumnBatch]:
+               retries: int = 3) -> SplitReader:
     """Every row of ``table`` whose token lies in ``split``, exactly once, page by page,
     as :class:`~cqlcodec.ColumnBatch` es (a split without rows gives one empty batch
     that still carries the columns' types).
@@ -219,7 +276,7 @@ def read_split(session: Session, table: str, split: TokenSplit,
     if retries < 0:
         raise ValueError(f"retries must be at least 0, got {retries}")
     query = _SplitQuery(session, table, columns, where)
-    return _pages(session, query, split, fetch_size, consistency_level, retries)
+    return SplitReader(session, query, split, fetch_size, consistency_level, retries)
 
 
 def table_schema_batch(session: Session, table: str,
@@ -245,7 +302,8 @@ class TableScan:
     ``__arrow_c_stream__`` exports them as one Arrow stream; :meth:`to_arrow`,
     :meth:`to_pandas` and :meth:`to_polars` collect them; :meth:`to_parquet` writes
     them while reading. :meth:`close` (or leaving a ``with`` block) stops the reads.
-    ``splits`` are the splits read.
+    ``splits`` are the splits read; ``readers`` maps the index of each split begun to
+    its :class:`SplitReader` (coordinators of its pages, failures retried).
     """
 
     def __init__(self, session: Session, query: _SplitQuery, splits: list[TokenSplit],
@@ -268,6 +326,7 @@ class TableScan:
         self._started = 0.0
         self._rows = 0
         self._splits_done = 0
+        self.readers: dict[int, SplitReader] = {}
         self._done_splits: set[int] = set()
         self._empty: ColumnBatch | None = None
         self._delivered = False
@@ -300,8 +359,9 @@ class TableScan:
                     self._next_split += 1
                 if index >= len(self.splits):
                     return
-                pages = _pages(self._session, self._query, self.splits[index], self._fetch_size,
-                               self._consistency_level, self._retries)
+                pages = SplitReader(self._session, self._query, self.splits[index],
+                                    self._fetch_size, self._consistency_level, self._retries)
+                self.readers[index] = pages
                 for batch in pages:
                     if not self._put((index, batch)):
                         return
@@ -406,10 +466,17 @@ class TableScan:
         return stream_capsule_of(self, first)
 
     def to_arrow(self) -> Any:
-        """Every row as one ``pyarrow.Table`` (one record batch per page)."""
+        """Every row as one ``pyarrow.Table`` (one record batch per page).
+
+        Where pages gave a varint or decimal column different Arrow types (they depend on
+        the page's values), the column gets the type that holds every page exactly:
+        decimal128(38, 0) for int64 and decimal128 varints, two's-complement binary
+        when a varint needed it, the widest scale for decimals, else their exact text.
+        """
         import pyarrow
 
-        return pyarrow.RecordBatchReader.from_stream(self).read_all()
+        records = [pyarrow.record_batch(batch) for batch in self]
+        return pyarrow.Table.from_batches(_unified(records))
 
     def to_pandas(self) -> Any:
         """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns; needs pyarrow."""
@@ -485,6 +552,71 @@ class TableScan:
                     os.remove(temp)
         return sorted(written)
 
+
+
+def _unified(records: list[Any]) -> list[Any]:
+    """The record batches cast to one schema (see :meth:`TableScan.to_arrow`)."""
+    import pyarrow
+
+    if len({r.schema for r in records}) <= 1:
+        return records
+    names = records[0].schema.names
+    columns: list[list[Any]] = []
+    for i, name in enumerate(names):
+        arrays = [r.column(i) for r in records]
+        types = {a.type for a in arrays}
+        if len(types) > 1:
+            target = _common_type(name, types)
+            try:
+                arrays = [_cast_exactly(name, a, target) for a in arrays]
+            except _WiderThanDecimal:  # more than 38 digits at the widest scale: exact text
+                arrays = [_cast_exactly(name, a, pyarrow.string()) for a in arrays]
+        columns.append(arrays)
+    return [pyarrow.RecordBatch.from_arrays([c[j] for c in columns], names=names)
+            for j in range(len(records))]
+
+
+class _WiderThanDecimal(Exception):
+    pass
+
+
+def _common_type(name: str, types: set[Any]) -> Any:
+    import pyarrow
+
+    decimals = {t for t in types if pyarrow.types.is_decimal(t)}
+    others = types - decimals
+    if others <= {pyarrow.int64()} and decimals and all(t.scale == 0 for t in decimals):
+        return pyarrow.decimal128(38, 0)
+    if others <= {pyarrow.int64(), pyarrow.binary()} and pyarrow.binary() in others \
+            and all(t.scale == 0 for t in decimals):
+        return pyarrow.binary()
+    if not others and decimals:
+        return pyarrow.decimal128(38, max(t.scale for t in decimals))
+    if others == {pyarrow.string()}:
+        return pyarrow.string()
+    raise ScanError(f"column {name!r} has Arrow types {sorted(map(str, types))} on different "
+                    f"pages and no exact common type: iterate the batches instead")
+
+
+def _cast_exactly(name: str, array: Any, target: Any) -> Any:
+    import pyarrow
+
+    if array.type == target:
+        return array
+    if pyarrow.types.is_binary(target):  # varint: two's-complement bytes, as on the wire
+        values = [None if v is None else _twos_complement(int(v)) for v in array.to_pylist()]
+        return pyarrow.array(values, pyarrow.binary())
+    try:
+        return array.cast(target, safe=True)
+    except (pyarrow.ArrowInvalid, pyarrow.ArrowNotImplementedError) as exc:
+        if pyarrow.types.is_decimal(target):
+            raise _WiderThanDecimal from exc
+        raise ScanError(f"column {name!r}: a page of type {array.type} does not cast exactly "
+                        f"to {target}: {exc}") from exc
+
+
+def _twos_complement(value: int) -> bytes:
+    return value.to_bytes(max(1, (value.bit_length() + 8) // 8), "big", signed=True)
 
 
 def scan_table(session: Session, table: str, columns: Sequence[str] | None = None, *,

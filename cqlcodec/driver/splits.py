@@ -227,12 +227,14 @@ def plan_splits(session: Session, table: str, splits: int | None = None) -> list
     """The token-range splits of ``table`` ("ks.table", or "table" with the session's
     keyspace), sorted by start, covering the ring ``(-2**63, 2**63 - 1]`` exactly once.
 
-    ``splits`` is the number of splits wanted (about: pieces never span two replica
-    sets, so there can be a few more); by default :func:`default_split_count`.
-    Each ring range of the token map is cut into pieces of about the same estimated size
-    (``system.size_estimates`` rows per token, or the token width when the server has no
-    estimate yet) and contiguous pieces with the same replicas are merged while they stay
-    below the target size. Raises :class:`SplitPlanError` for an unknown keyspace or
+    ``splits`` is the number of splits wanted (at least that many are made: a split never
+    spans two replica sets, so there are more where the ring's owners change); by default
+    :func:`default_split_count`. The ring is cut at ``splits`` even points (Murmur3
+    spreads rows evenly over the tokens, so equal token widths are equal estimated
+    sizes) and where the replicas change; contiguous ring ranges with the same replicas
+    stay together. ``estimated_rows`` and ``estimated_bytes`` come from the coordinator's
+    ``system.size_estimates`` (its partitions per token and mean partition size), 0
+    when it has no estimate for the table yet. Raises :class:`SplitPlanError` for an unknown keyspace or
     table, a partitioner other than Murmur3, or a plan that fails the coverage check.
     """
     if splits is not None and splits < 1:
@@ -242,31 +244,33 @@ def plan_splits(session: Session, table: str, splits: int | None = None) -> list
     wanted = splits if splits is not None else default_split_count(session)
     density, mean_bytes = _size_estimates(session, ref)
     ring = MAX_TOKEN - MIN_TOKEN
-    target = ring / wanted  # tokens per split: density is uniform over the ring as estimated
-    plan: list[TokenSplit] = []
-    pending: tuple[int, int, tuple[str, ...]] | None = None
+    # even cut points: the estimated density is uniform over the ring (Murmur3 hashes evenly)
+    cuts = sorted({MIN_TOKEN + ring * k // wanted for k in range(1, wanted)})
+    cut_at = set(cuts)
+    pieces: list[tuple[int, int, tuple[str, ...]]] = []
 
-    def emit(start: int, end: int, replicas: tuple[str, ...]) -> None:
+    def add(lo: int, hi: int, replicas: tuple[str, ...]) -> None:
+        if pieces and pieces[-1][2] == replicas and pieces[-1][1] == lo and lo not in cut_at:
+            pieces[-1] = (pieces[-1][0], hi, replicas)  # same replicas, no cut point: one split
+        else:
+            pieces.append((lo, hi, replicas))
+
+    at = 0
+    for start, end, replicas in ranges:
+        while at < len(cuts) and cuts[at] <= start:
+            at += 1
+        lo = start
+        while at < len(cuts) and cuts[at] < end:
+            add(lo, cuts[at], replicas)
+            lo = cuts[at]
+            at += 1
+        add(lo, end, replicas)
+    plan: list[TokenSplit] = []
+    for start, end, replicas in pieces:
         rows = round(density * (end - start))
         turn = len(plan) % len(replicas) if replicas else 0  # spread the preferred replica
         plan.append(TokenSplit(start, end, replicas[turn:] + replicas[:turn], rows,
                                round(rows * mean_bytes)))
-
-    for start, end, replicas in ranges:
-        pieces = max(1, round((end - start) / target))
-        cuts = [start + (end - start) * i // pieces for i in range(pieces)] + [end]
-        for lo, hi in zip(cuts, cuts[1:]):
-            if lo == hi:
-                continue
-            if pending is not None and pending[2] == replicas and pending[1] == lo \
-                    and (hi - pending[0]) <= target * 1.5:
-                pending = (pending[0], hi, replicas)
-                continue
-            if pending is not None:
-                emit(*pending)
-            pending = (lo, hi, replicas)
-    if pending is not None:
-        emit(*pending)
     check_coverage(plan)
     return plan
 

@@ -63,6 +63,7 @@ class ResultSet:
 class ResponseFuture:
     message: Any
     row_factory: Callable[[Any, Any], Any]
+    coordinator_host: Any
     _protocol_handler: type[_ProtocolHandler]
     @property
     def has_more_pages(self) -> bool: ...
