@@ -172,6 +172,67 @@ def _bench_against_server(session: nox.Session, script: str, driver: str) -> Non
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
 
 
+# --- distributed engines: cqlcodec.dask and cqlcodec.ray against a real Cassandra 5.0.9 ---
+# The tested series of each engine's developer API (pyproject extras allow the series).
+ENGINE_DEPS = {
+    "dask": ["dask[dataframe]==2026.8.0", "distributed==2026.8.0"],
+    "ray": ["ray[data]==2.60.0", "psutil>=5"],
+}
+
+
+def _engine_tests(session: nox.Session, engine: str, impl: str) -> None:
+    install_cqlcodec(session, impl)
+    session.install(INTEGRATION_DRIVERS["cassandra-driver"], *INTEGRATION_DEPS, *ENGINE_DEPS[engine])
+    already_up = bool(_cassandra(session, "status"))
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    try:
+        session.run(
+            "pytest", "-p", "no:cacheprovider", f"tests/engines/test_{engine}.py",
+            "tests/test_connect.py", *session.posargs,
+            env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
+                 "CQLCODEC_EXPECT": impl},
+        )
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
+@nox.session(python="3.11")
+@nox.parametrize("impl", IMPLS)
+def distributed(session: nox.Session, impl: str) -> None:
+    """cqlcodec.dask on a distributed.LocalCluster of 2 worker processes against a real
+    Cassandra 5.0.9 (tests/engines/test_dask.py; started like the integration sessions)."""
+    _engine_tests(session, "dask", impl)
+
+
+@nox.session(python="3.11")
+@nox.parametrize("impl", IMPLS)
+def ray(session: nox.Session, impl: str) -> None:
+    """cqlcodec.ray on a local ray.init(num_cpus=2) against a real Cassandra 5.0.9
+    (tests/engines/test_ray.py). Run by hand: Ray's install and start-up are heavy."""
+    _engine_tests(session, "ray", impl)
+
+
+@nox.session(python="3.11")
+def bench_engines(session: nox.Session) -> None:
+    """Dask and Ray whole-table reads vs a single-process scan_table, same run
+    (benchmarks/engine_scan.py: 1,000,000 rows x 10 columns by default, ``-- --rows N``).
+    Compiled build, cassandra-driver; results in bench-results/engines.json."""
+    install_cqlcodec(session, "compiled")
+    session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14",
+                    "pandas>=2.0", *ENGINE_DEPS["dask"], *ENGINE_DEPS["ray"])
+    already_up = bool(_cassandra(session, "status"))
+    if not already_up:
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    try:
+        session.run("python", "benchmarks/engine_scan.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
+                    *session.posargs)
+    finally:
+        if not already_up:
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+
+
 @nox.session(python="3.11")
 def bench_scan(session: nox.Session) -> None:
     """A whole table into one pyarrow Table against a real Cassandra 5.0.9 (16 vnodes):

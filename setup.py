@@ -49,6 +49,10 @@ INTERPRETED: dict[str, str] = {
     "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
     "driver.columns": "subclasses the drivers' RESULT message and calls their session internals at run time",
     "columnar.vectorised": "the interpreted build's numpy page decoding (unused when compiled)",
+    "driver.connect": "driver Cluster/Session objects, a per-process session cache and atexit: I/O glue",
+    "driver.arrow_io": "pyarrow tables per page and the driver's session calls: per page, not per cell",
+    "dask": "Dask glue (from_map, map_partitions), per partition; subclasses nothing compiled",
+    "ray": "subclasses ray.data.Datasource/Datasink (Python classes), per block",
     "driver.splits": "reads the drivers' token map and schema metadata; per split, not per row",
     "driver.scan": "driver sessions, threads and retries; per page, not per row",
 }

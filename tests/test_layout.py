@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("codecs",),
     ("protocol",),
     ("columnar",),
-    ("__init__", "driver", "cli", "__main__"),
+    ("__init__", "driver"),
+    ("dask", "ray", "cli", "__main__"),
 ]
 
 
@@ -118,7 +119,7 @@ def test_layers_import_one_way() -> None:
     for module, deps in _graph().items():
         for dep in deps:
             if dep == "cqlcodec" and module != "cqlcodec":
-                if _layer(module) < len(LAYERS) - 1:
+                if _layer(module) < _layer("cqlcodec"):
                     wrong.append(f"{module} imports the package itself")
                 continue
             if _layer(dep) > _layer(module):

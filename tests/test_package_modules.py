@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.machinery
+import importlib.util
+import re
 from pathlib import Path
+
+import pytest
 
 import cqlcodec
 
@@ -38,14 +42,24 @@ def test_the_package_ships_its_core_modules() -> None:
     assert {"cqlcodec", "cqlcodec.errors", "cqlcodec.driver", "cqlcodec.__main__"} <= set(names)
 
 
+# modules of optional extras: without the extra, importing them says which extra to install
+EXTRA_MODULES = {"cqlcodec.dask": ("dask", "cqlcodec[dask]"), "cqlcodec.ray": ("ray", "cqlcodec[ray]")}
+
+
 def test_every_shipped_module_imports() -> None:
     for name in sorted(modules_on_disk()):
+        if name in EXTRA_MODULES and importlib.util.find_spec(EXTRA_MODULES[name][0]) is None:
+            with pytest.raises(ImportError, match=re.escape(EXTRA_MODULES[name][1])):
+                importlib.import_module(name)
+            continue
         module = importlib.import_module(name)
         assert module.__name__ == name
 
 
 def test_every_package_searches_its_own_directory() -> None:
     for name, directory in sorted(modules_on_disk().items()):
+        if name in EXTRA_MODULES:
+            continue
         module = importlib.import_module(name)
         if hasattr(module, "__path__"):
             search = [Path(entry).resolve() for entry in module.__path__]

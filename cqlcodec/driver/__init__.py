@@ -57,6 +57,7 @@ from cqlcodec.driver.columns import (
     execute_columns,
     insert_columns,
 )
+from cqlcodec.driver.connect import Connect, ConnectError, Tls, close_sessions, session_for
 from cqlcodec.driver.installer import (
     SUPPORTED_DRIVERS,
     CqlcodecBoundStatement,
@@ -85,7 +86,8 @@ from cqlcodec.driver.sources import LoadError
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 
 __all__ = [
-    "SUPPORTED_DRIVERS", "ColumnPages", "CqlcodecBoundStatement", "CqlcodecPreparedStatement",
+    "SUPPORTED_DRIVERS", "ColumnPages", "Connect", "ConnectError", "Tls", "close_sessions",
+    "session_for", "CqlcodecBoundStatement", "CqlcodecPreparedStatement",
     "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options",
     "UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "execute_columns",
     "input_adapter", "insert_columns", "install", "installed_options", "value_converter",

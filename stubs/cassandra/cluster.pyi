@@ -20,6 +20,7 @@ class Cluster:
     port: int
     column_encryption_policy: ColumnEncryptionPolicy | None
     sessions: Any
+    auth_provider: Any
     _prepared_statements: Any  # WeakValueDictionary of query id -> PreparedStatement
     _prepared_statement_lock: Any
     def __init__(self, contact_points: Sequence[str] = ..., port: int = 9042,
@@ -77,6 +78,7 @@ _NOT_SET: object
 
 class Session:
     cluster: Cluster
+    is_shutdown: bool
     keyspace: str | None
     row_factory: Callable[[list[str], list[tuple[Any, ...]]], Any]
     default_fetch_size: int | None

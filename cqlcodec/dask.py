@@ -1,0 +1,168 @@
+"""Cassandra / ScyllaDB tables as Dask DataFrames, and Dask DataFrames into tables.
+
+::
+
+    import cqlcodec.dask
+
+    connect = {"contact_points": ["10.0.0.1"], "port": 9042, "protocol_version": 5}
+    ddf = cqlcodec.dask.read_table(connect, "shop.items", ["id", "price"], split_rows=200_000)
+    ddf.price.mean().compute()
+    cqlcodec.dask.to_table(ddf, connect, "shop.items_copy")
+
+One partition per token-range split (or per group of consecutive splits, see
+``split_rows``), planned once by :func:`cqlcodec.driver.plan_splits` on the client and
+read on the workers by :func:`cqlcodec.driver.read_split`. Each worker process opens
+one session per distinct ``connect`` and keeps it (:func:`cqlcodec.driver.session_for`).
+Needs the ``cqlcodec[dask]`` extra (``dask[dataframe]``, pyarrow, a driver).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+try:
+    import dask
+    import dask.dataframe
+    import pandas
+except ImportError as exc:  # pragma: no cover - the extra is missing
+    raise ImportError(f"cqlcodec.dask needs Dask: pip install 'cqlcodec[dask]' ({exc})") from exc
+
+from cqlcodec.driver.arrow_io import (
+    TableColumns,
+    WriteError,
+    WriteResult,
+    empty_table,
+    group_splits,
+    insert_query,
+    merge_results,
+    read_split_table,
+    resolve_table,
+    without_extensions,
+    write_arrow,
+)
+from cqlcodec.driver.connect import Connect, session_for
+from cqlcodec.driver.splits import TokenSplit, plan_splits
+
+__all__ = ["SplitReader", "WriteError", "WriteResult", "read_table", "to_table"]
+
+DEFAULT_SPLIT_ROWS = 500_000
+
+
+def _frame(table: Any) -> Any:
+    # Dask makes sample values for its meta, which pandas cannot do for Arrow extension
+    # types: uuid columns come as their 16 bytes (fixed_size_binary(16))
+    return without_extensions(table).to_pandas(types_mapper=pandas.ArrowDtype)
+
+
+class SplitReader:
+    """The function Dask maps over the split groups: reads one group into a pandas
+    DataFrame (``pandas.ArrowDtype`` columns, as :meth:`cqlcodec.ColumnBatch.to_pandas`
+    gives). ``columns`` is Dask's column projection, passed down to the query. Its
+    ``repr`` names the table and the spec without the password."""
+
+    def __init__(self, connect: Connect, ref: TableColumns, template: Any, *, where: str | None,
+                 fetch_size: int, consistency_level: int | None, retries: int) -> None:
+        self.connect = connect
+        self.ref = ref
+        self.template = template
+        self.where = where
+        self.fetch_size = fetch_size
+        self.consistency_level = consistency_level
+        self.retries = retries
+
+    def __call__(self, splits: Sequence[TokenSplit], columns: Sequence[str] | None = None) -> Any:
+        table = read_split_table(self.connect, self.ref, self.template, splits, columns=columns,
+                                 where=self.where, fetch_size=self.fetch_size,
+                                 consistency_level=self.consistency_level, retries=self.retries)
+        return _frame(table)
+
+    def __repr__(self) -> str:
+        return f"SplitReader({self.ref}, {self.connect!r})"
+
+
+def read_table(connect: Connect | Mapping[str, Any], table: str,
+               columns: Sequence[str] | None = None, *, where: str | None = None,
+               splits: int | Sequence[TokenSplit] | None = None,
+               split_rows: int | None = DEFAULT_SPLIT_ROWS, fetch_size: int = 5000,
+               consistency_level: int | None = None, retries: int = 3) -> Any:
+    """Every row of ``table`` (``"ks.table"``) as a ``dask.dataframe.DataFrame``.
+
+    ``connect``: a :class:`cqlcodec.driver.Connect` or a mapping of
+    ``cassandra.cluster.Cluster`` keyword arguments (used here to plan, and on each
+    worker to read). ``columns``: the columns to read (default all; Dask's own
+    projection, ``ddf[["a", "b"]]``, is passed down to the query too). ``where``: an
+    extra CQL condition ANDed to each split's token range (``"v > 3 ALLOW FILTERING"``
+    is the caller's call). ``splits``: a number of splits for
+    :func:`cqlcodec.driver.plan_splits`, or planned splits. ``split_rows``: consecutive
+    splits are grouped into one partition up to about this many estimated rows
+    (``None``: one partition per split). ``fetch_size``, ``consistency_level`` and
+    ``retries`` go to :func:`cqlcodec.driver.read_split`.
+
+    ``meta`` comes from the table's schema: the pandas dtypes of
+    :meth:`cqlcodec.ColumnBatch.to_pandas` (``pandas.ArrowDtype``), with varint and
+    decimal columns as their exact text (see :mod:`cqlcodec.driver.arrow_io`). Unknown
+    table or keyspace: :class:`cqlcodec.driver.SplitPlanError`; unknown column:
+    :class:`cqlcodec.driver.ScanError`, both raised here, before any task runs. A split
+    that keeps failing fails its task with a ``ScanError`` naming the token range and
+    the cause; Dask's retries re-read the whole split (reads are idempotent).
+    """
+    spec = Connect.of(connect)
+    session = session_for(spec)
+    ref = resolve_table(session, table, columns)
+    template = empty_table(session, ref)
+    planned = list(splits) if isinstance(splits, Sequence) else plan_splits(session, str(ref), splits)
+    groups = group_splits(planned, split_rows)
+    reader = SplitReader(spec, ref, template, where=where, fetch_size=fetch_size,
+                         consistency_level=consistency_level, retries=retries)
+    meta = _frame(template)
+    # the frames are Arrow-backed already: no string-conversion layer over the reads
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dask.dataframe.from_map(reader, groups, meta=meta,
+                                       label=f"read-cassandra-{ref.name}", enforce_metadata=False)
+
+
+class _PartitionWriter:
+    """Writes one partition; returns a one-row frame with its counts and failures."""
+
+    def __init__(self, connect: Connect, ref: TableColumns, options: dict[str, Any]) -> None:
+        self.connect = connect
+        self.ref = ref
+        self.options = options
+
+    def __call__(self, frame: Any, partition_info: dict[str, Any] | None = None) -> Any:
+        number = int(partition_info["number"]) if partition_info else 0
+        result = write_arrow(self.connect, self.ref, frame, number, **self.options)
+        return pandas.DataFrame({"rows": [result.rows], "result": [result]})
+
+    def __repr__(self) -> str:
+        return f"PartitionWriter({self.ref}, {self.connect!r})"
+
+
+def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
+             concurrency: int = 64, chunk_rows: int = 4096, batch_by_partition: bool = False,
+             raise_on_error: bool = True) -> WriteResult:
+    """Write every row of the Dask DataFrame ``ddf`` into ``table`` (its columns by
+    name; the partition key columns must be among them), each partition by a worker
+    with :func:`cqlcodec.driver.insert_columns` (``concurrency``, ``chunk_rows``,
+    ``batch_by_partition`` as there). Returns a
+    :class:`cqlcodec.driver.arrow_io.WriteResult`; rows that failed are reported per
+    partition and row, and with ``raise_on_error`` :class:`WriteError` is raised after
+    every partition was tried. Unknown columns are refused before anything is written.
+    """
+    spec = Connect.of(connect)
+    session = session_for(spec)
+    ref = resolve_table(session, table)
+    insert_query(ref, list(ddf.columns))  # checks the columns here, before any task
+    writer = _PartitionWriter(spec, ref, {"concurrency": concurrency, "chunk_rows": chunk_rows,
+                                          "batch_by_partition": batch_by_partition})
+    meta = pandas.DataFrame({"rows": pandas.Series([], dtype="int64"),
+                             "result": pandas.Series([], dtype=object)})
+    parts = ddf.map_partitions(writer, meta=meta, enforce_metadata=False,
+                               token=f"write-cassandra-{ref.name}")
+    done = parts.compute()
+    result = merge_results(list(done["result"]))
+    if result.failures and raise_on_error:
+        raise WriteError(result)
+    return result
+

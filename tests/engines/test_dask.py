@@ -1,0 +1,227 @@
+"""cqlcodec.dask against a real Cassandra 5.0.9 with a distributed.LocalCluster of two
+worker processes: every CQL type read exactly as SELECT * through execute_columns,
+round trips through to_table, projection, an empty table, a worker killed mid-read,
+a split that keeps failing, bad inputs, and no password in task keys or logs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pa = pytest.importorskip("pyarrow")
+
+from integration.data import KEYSPACE  # noqa: E402
+
+import cqlcodec.dask  # noqa: E402
+from cqlcodec.driver import Connect, ScanError, SplitPlanError, execute_columns  # noqa: E402
+from cqlcodec.driver.arrow_io import WriteError  # noqa: E402
+from cqlcodec.driver.connect import open_session_count  # noqa: E402
+
+from .conftest import BULK_ROWS, cluster_options, expected_table, same_rows  # noqa: E402
+from .proxy import Proxy  # noqa: E402
+
+SECRET = "Dask-Pa55word-never-shown"
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A LocalCluster of 2 worker processes (1 thread each) and its client."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit="2GiB") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def plain(table: Any) -> Any:
+    """The Arrow table as Dask holds it (extension types as their storage)."""
+    from cqlcodec.driver.arrow_io import without_extensions
+
+    return without_extensions(table)
+
+
+def _arrow(frame: Any) -> Any:
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def test_every_type_reads_exactly_as_select_star(client: Any, connect: dict[str, Any], session: Any) -> None:
+    table = f"{KEYSPACE}.everything"
+    ddf = cqlcodec.dask.read_table(connect, table, splits=6, split_rows=None)
+    assert ddf.npartitions == 6
+    actual = _arrow(ddf.compute())
+    same_rows(plain(expected_table(session, table)), actual)
+
+
+def test_meta_has_the_dtypes_of_column_batch_to_pandas(connect: dict[str, Any], session: Any) -> None:
+    import pandas
+
+    from cqlcodec.driver.arrow_io import storage_type
+
+    table = f"{KEYSPACE}.everything"
+    ddf = cqlcodec.dask.read_table(connect, table, splits=2)
+    batch = next(iter(execute_columns(session, f"SELECT * FROM {table} WHERE k = 1")))
+    frame = batch.to_pandas()
+    assert list(ddf.columns) == list(frame.columns)
+    for name in frame.columns:
+        arrow_type = frame.dtypes[name].pyarrow_dtype
+        if name in ("a_varint", "a_decimal"):  # exact text in the engines
+            assert ddf.dtypes[name] == pandas.ArrowDtype(pa.string())
+        elif "decimal" in str(arrow_type):  # nested decimals: the scale of one page
+            continue
+        else:  # uuid as its 16 bytes: Dask cannot sample Arrow extension types
+            assert ddf.dtypes[name] == pandas.ArrowDtype(storage_type(arrow_type)), name
+    assert len(ddf) == 3
+
+
+def test_varint_and_decimal_text_is_exact(connect: dict[str, Any], session: Any) -> None:
+    table = f"{KEYSPACE}.everything"
+    got = cqlcodec.dask.read_table(connect, table, ["k", "a_varint", "a_decimal"]).compute(
+        scheduler="sync")
+    rows = {int(k): (n, d) for k, n, d in zip(got.k, got.a_varint, got.a_decimal)}
+    for batch in execute_columns(session, f"SELECT k, a_varint, a_decimal FROM {table}"):
+        for k, n, d in zip(*(batch[i].to_pylist() for i in range(3))):
+            text_n, text_d = rows[k]
+            assert (None if text_n is None or text_n is pd_na() else int(text_n)) == n
+            assert (None if text_d is None or text_d is pd_na() else Decimal(text_d)) == d
+            if d is not None:
+                assert text_d == str(d)
+
+
+def pd_na() -> Any:
+    import pandas
+
+    return pandas.NA
+
+
+def test_bulk_with_a_wide_varint_and_groups_of_splits(client: Any, connect: dict[str, Any], session: Any) -> None:
+    table = f"{KEYSPACE}.bulk"
+    ddf = cqlcodec.dask.read_table(connect, table, splits=16, split_rows=BULK_ROWS // 3)
+    assert 1 <= ddf.npartitions <= 16
+    same_rows(plain(expected_table(session, table)), _arrow(ddf.compute()))
+    # one session per worker process for one spec, whatever the number of tasks
+    assert set(client.run(open_session_count).values()) <= {0, 1}
+    assert sum(client.run(open_session_count).values()) >= 1
+
+
+def test_column_projection_reaches_the_query(client: Any, connect: dict[str, Any], session: Any) -> None:
+    table = f"{KEYSPACE}.bulk"
+    ddf = cqlcodec.dask.read_table(connect, table, splits=4, split_rows=None)
+    projected = ddf[["k", "t"]]
+    reads = [e for e in projected.optimize().expr.walk() if type(e).__name__ == "FromMapProjectable"]
+    assert reads and reads[0].columns == ["k", "t"]
+    got = projected.compute()
+    assert list(got.columns) == ["k", "t"]
+    same_rows(plain(expected_table(session, table, ["k", "t"])), _arrow(got))
+    chosen = cqlcodec.dask.read_table(connect, table, ["t", "k"], splits=4)
+    assert list(chosen.columns) == ["t", "k"]
+    assert len(chosen.compute()) == BULK_ROWS
+
+
+def test_an_empty_table(client: Any, connect: dict[str, Any], session: Any) -> None:
+    ddf = cqlcodec.dask.read_table(connect, f"{KEYSPACE}.empty", splits=3, split_rows=None)
+    got = ddf.compute()
+    assert len(got) == 0 and list(got.columns) == ["k", "n", "v"]
+    assert got.dtypes.equals(ddf.dtypes)
+
+
+def test_round_trip_through_to_table(client: Any, connect: dict[str, Any], session: Any) -> None:
+    source = cqlcodec.dask.read_table(connect, f"{KEYSPACE}.everything", splits=3)
+    result = cqlcodec.dask.to_table(source, connect, f"{KEYSPACE}.everything_copy")
+    assert result.written == result.rows == len(source) and not result.failures
+    same_rows(expected_table(session, f"{KEYSPACE}.everything"),
+              expected_table(session, f"{KEYSPACE}.everything_copy"))
+    bulk = cqlcodec.dask.read_table(connect, f"{KEYSPACE}.bulk", splits=8)
+    assert cqlcodec.dask.to_table(bulk, connect, f"{KEYSPACE}.bulk_copy").written == BULK_ROWS
+    same_rows(expected_table(session, f"{KEYSPACE}.bulk"), expected_table(session, f"{KEYSPACE}.bulk_copy"))
+
+
+def test_failed_rows_are_reported(client: Any, connect: dict[str, Any], session: Any) -> None:
+    import pandas
+
+    frame = pandas.DataFrame({"k": pandas.array([1, None, 3, None], dtype="Int32"),
+                              "v": ["a", "b", "c", "d"]})
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(WriteError, match="2 of 4 rows were not written") as err:
+        cqlcodec.dask.to_table(ddf, connect, f"{KEYSPACE}.empty")
+    assert [(f.partition, f.row) for f in err.value.result.failures] == [(0, 1), (1, 1)]
+    result = cqlcodec.dask.to_table(ddf, connect, f"{KEYSPACE}.empty", raise_on_error=False)
+    assert result.written == 2
+    session.execute(f"TRUNCATE {KEYSPACE}.empty")
+
+
+def test_a_worker_killed_mid_read_is_retried_and_the_result_is_exact(
+        client: Any, connect: dict[str, Any], session: Any) -> None:
+    table = f"{KEYSPACE}.bulk"
+    ddf = cqlcodec.dask.read_table(connect, table, splits=24, split_rows=None, fetch_size=200)
+    pids = client.run(os.getpid)
+    future = client.compute(ddf)
+    victim = None
+    deadline = time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline and not future.done():
+        for address, keys in client.processing().items():
+            if keys:
+                victim = address
+                break
+        time.sleep(0.01)
+    assert victim is not None, "no task ever ran"
+    os.kill(pids[victim], signal.SIGKILL)
+    got = future.result(timeout=300)
+    same_rows(plain(expected_table(session, table)), _arrow(got))
+    client.wait_for_workers(2, timeout=120)
+    assert pids[victim] not in client.run(os.getpid).values()  # the nanny started a new one
+
+
+def test_a_split_that_keeps_failing_fails_the_job_naming_its_token_range(client: Any) -> None:
+    proxy = Proxy((cluster_options()["contact_points"][0], cluster_options()["port"]))
+    try:
+        spec = Connect(**cluster_options(proxy.port))
+        ddf = cqlcodec.dask.read_table(spec, f"{KEYSPACE}.bulk", splits=4, split_rows=None,
+                                       retries=1)
+        assert len(ddf.compute()) == BULK_ROWS  # the workers hold sessions through the proxy
+        proxy.cut()
+        with pytest.raises(ScanError, match=r"\(-?\d+, -?\d+\]") as err:
+            ddf.compute()
+        assert "failed" in str(err.value)
+    finally:
+        proxy.close()
+
+
+def test_bad_inputs_give_clear_errors(connect: dict[str, Any]) -> None:
+    with pytest.raises(SplitPlanError, match="unknown table 'nope'"):
+        cqlcodec.dask.read_table(connect, f"{KEYSPACE}.nope")
+    with pytest.raises(SplitPlanError, match="unknown keyspace 'no_such_ks'"):
+        cqlcodec.dask.read_table(connect, "no_such_ks.t")
+    with pytest.raises(ScanError, match="unknown column.*'wrong'"):
+        cqlcodec.dask.read_table(connect, f"{KEYSPACE}.bulk", ["k", "wrong"])
+    import pandas
+
+    frame = dd.from_pandas(pandas.DataFrame({"k": [1], "wrong": ["x"]}), npartitions=1)
+    with pytest.raises(ScanError, match="unknown column.*'wrong'"):
+        cqlcodec.dask.to_table(frame, connect, f"{KEYSPACE}.empty")
+    with pytest.raises(Exception, match="mapping of cassandra.cluster.Cluster"):
+        cqlcodec.dask.read_table(["127.0.0.1"], f"{KEYSPACE}.bulk")  # type: ignore[arg-type]
+
+
+def test_the_password_appears_in_no_task_key_label_or_log(client: Any) -> None:
+    spec = Connect(**cluster_options(), username="reader", password=SECRET)
+    ddf = cqlcodec.dask.read_table(spec, f"{KEYSPACE}.bulk", splits=4, split_rows=None)
+    graph = ddf.__dask_graph__()
+    shown = [repr(k) for k in graph] + [repr(v) for v in graph.values()]
+    assert shown and not [s for s in shown if SECRET in s]
+    assert "read-cassandra-bulk" in "".join(shown)
+    assert len(ddf.compute()) == BULK_ROWS
+
+    def scheduler_views(dask_scheduler: Any) -> list[str]:
+        return [repr(ts) + repr(ts.run_spec) for ts in dask_scheduler.tasks.values()]
+
+    views = client.run_on_scheduler(scheduler_views)
+    assert not [v for v in views if SECRET in v]
+    logs = client.get_worker_logs()
+    assert SECRET not in repr(logs)
