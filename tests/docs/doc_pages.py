@@ -52,7 +52,7 @@ class CodeBlock:
 
     @property
     def id(self) -> str:
-        return f"{self.page.relative_to(DOCS)}:{self.line}"
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
 
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<code>.*?)^(?P=indent)```[ \t]*$",
@@ -81,5 +81,7 @@ def code_blocks(page: Path) -> list[CodeBlock]:
 
 
 def pages() -> list[Path]:
-    """Every Markdown page of the site."""
-    return sorted(DOCS.rglob("*.md")) if DOCS.is_dir() else []
+    """Every Markdown page of the site, and README.md (its tour runs too)."""
+    found = sorted(DOCS.rglob("*.md")) if DOCS.is_dir() else []
+    readme = ROOT / "README.md"
+    return [readme, *found] if readme.exists() else found

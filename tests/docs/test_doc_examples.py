@@ -1,4 +1,4 @@
-"""The examples of the documentation run, in whichever build is installed.
+"""The examples of the documentation (and README.md) run, in whichever build is installed.
 
 Every fenced ``python`` block of a page runs, in page order, in one namespace per
 page (so a block may use what an earlier block of the same page made). A block
@@ -14,14 +14,13 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from doc_pages import DOCS, code_blocks, pages
+from doc_pages import DOCS, ROOT, code_blocks, pages
 
 # pages with an example that needs no server
 PAGES = [page for page in pages() if any("server" not in b.needs for b in code_blocks(page))]
 
 
-@pytest.mark.skipif(not DOCS.is_dir(), reason="docs/ is not in this checkout")
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_page_examples_run(page: Path) -> None:
     namespace: dict[str, object] = {"__name__": f"docs_example_{page.stem.replace('-', '_')}"}
     ran = 0

@@ -43,7 +43,9 @@ def public_names(module: griffe.Module) -> list[str]:
 
 
 def target(obj: griffe.Object | griffe.Alias) -> griffe.Object | griffe.Alias:
-    return obj.final_target if obj.is_alias else obj
+    """What an imported name stands for (the object itself when it is no import)."""
+    import griffe
+    return obj.final_target if isinstance(obj, griffe.Alias) else obj
 
 
 def anchors(page: str) -> set[str]:
