@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,3 +151,15 @@ def test_page_renders_without_console_errors(browser: WebDriver, server: str, pa
     assert state["width"] > 600, f"the theme's layout did not apply: {state}"
     assert not errors, f"console errors on {page}: {errors}"
     assert len(png) > 10_000
+
+
+def test_the_check_sees_console_errors(browser: WebDriver) -> None:
+    """The log endpoint reports an error and an uncaught exception as SEVERE, a log as less."""
+    page = ("<html><head><title>t</title></head><body><script>console.log('just-a-log-line');"
+            "console.error('broken on purpose'); undefined_function();</script></body></html>")
+    browser.command("POST", "/se/log", {"type": "browser"})  # drop what earlier pages logged
+    browser.command("POST", "/url", {"url": "data:text/html," + urllib.parse.quote(page)})
+    logs = browser.command("POST", "/se/log", {"type": "browser"})
+    severe = " ".join(entry["message"] for entry in logs if entry.get("level") == "SEVERE")
+    assert "broken on purpose" in severe and "undefined_function" in severe, logs
+    assert "just-a-log-line" not in severe
