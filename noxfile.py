@@ -96,7 +96,7 @@ def docs(session: nox.Session) -> None:
     sources.
     """
     session.install(*DOCS_DEPS)
-    session.run("mkdocs", "build", "--strict", "--clean", "--quiet",
+    session.run("mkdocs", "build", "--strict", "--clean",
                 env={"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
     session.run("pytest", "-p", "no:cacheprovider", "--noconftest", "-rs",
                 "tests/docs/test_doc_reference.py", "tests/docs/test_doc_browser.py", *session.posargs,
