@@ -99,7 +99,7 @@ def docs(session: nox.Session) -> None:
     session.run("mkdocs", "build", "--strict", "--clean",
                 env={"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"})
     session.run("pytest", "-p", "no:cacheprovider", "--noconftest", "-rs",
-                "tests/docs/test_doc_reference.py", "tests/docs/test_doc_browser.py", *session.posargs,
+                "tests/docs/check_site_reference.py", "tests/docs/check_site_browser.py", *session.posargs,
                 env={"CQLCODEC_DOCS_SITE": os.path.abspath("site")})
 
 

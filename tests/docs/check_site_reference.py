@@ -3,7 +3,8 @@
 The public names of a module are its ``__all__``, read statically with griffe (the
 tool that renders the reference), so modules whose optional dependencies are not
 installed are checked too. These tests check the built site: ``python3 -m nox -s
-docs`` builds it and sets ``CQLCODEC_DOCS_SITE`` to its directory.
+docs`` builds it, sets ``CQLCODEC_DOCS_SITE`` to its directory and names this module
+(``check_*`` modules are not collected by the ``tests`` sessions).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ client, and its console log is read through chromedriver's log endpoint. For the
 home page, a guide page and an API page it checks the title, the navigation, a code
 block and that the console has no error, and saves a screenshot to
 ``$CQLCODEC_DOCS_SITE/../site-screenshots/``. Skips with a message where chromium or
-chromedriver is missing (``apt-get install chromium chromium-driver``).
+chromedriver is missing (``apt-get install chromium chromium-driver``). Only ``nox -s
+docs`` runs it, naming this module (``check_*`` modules are not collected otherwise).
 """
 
 from __future__ import annotations
