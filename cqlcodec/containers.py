@@ -75,15 +75,19 @@ class FrozenMap(Mapping[_K, _V]):
     @overload
     def get(self, key: _K, default: _V | _T, /) -> _V | _T: ...
     def get(self, key: _K, default: object = None, /) -> object:
+        """The value for ``key``, or ``default`` when the map has no such key."""
         return self._d.get(key, default)
 
     def keys(self) -> KeysView[_K]:
+        """A view of the keys, in insertion order (wire order for a decoded map)."""
         return self._d.keys()
 
     def values(self) -> ValuesView[_V]:
+        """A view of the values, in insertion order (wire order for a decoded map)."""
         return self._d.values()
 
     def items(self) -> ItemsView[_K, _V]:
+        """A view of the (key, value) pairs, in insertion order (wire order for a decoded map)."""
         return self._d.items()
 
     def __eq__(self, other: object) -> bool:

@@ -8,36 +8,67 @@ names, or exist only in schema text) use values above 0xFF.
 from typing import Final
 
 CUSTOM: Final = 0x0000
+"""custom: a Java marshal class the protocol names by text (option 0x0000); values are bytes."""
 ASCII: Final = 0x0001
+"""ascii: US-ASCII text (option 0x0001)."""
 BIGINT: Final = 0x0002
+"""bigint: 64-bit signed integer (option 0x0002)."""
 BLOB: Final = 0x0003
+"""blob: arbitrary bytes (option 0x0003)."""
 BOOLEAN: Final = 0x0004
+"""boolean (option 0x0004)."""
 COUNTER: Final = 0x0005
+"""counter: 64-bit signed counter value (option 0x0005)."""
 DECIMAL: Final = 0x0006
+"""decimal: int32 scale and varint unscaled value (option 0x0006)."""
 DOUBLE: Final = 0x0007
+"""double: IEEE 754 binary64 (option 0x0007)."""
 FLOAT: Final = 0x0008
+"""float: IEEE 754 binary32 (option 0x0008)."""
 INT: Final = 0x0009
+"""int: 32-bit signed integer (option 0x0009)."""
 TEXT: Final = 0x000D  # option 0x000A (v1/v2 "text") is read as this too
+"""text / varchar: UTF-8 text (option 0x000D; the v1/v2 option 0x000A reads as this too)."""
 TIMESTAMP: Final = 0x000B
+"""timestamp: milliseconds since the Unix epoch, int64 (option 0x000B)."""
 UUID: Final = 0x000C
+"""uuid (option 0x000C)."""
 VARINT: Final = 0x000E
+"""varint: arbitrary-precision signed integer (option 0x000E)."""
 TIMEUUID: Final = 0x000F
+"""timeuuid: a version 1 UUID (option 0x000F)."""
 INET: Final = 0x0010
+"""inet: an IPv4 or IPv6 address (option 0x0010)."""
 DATE: Final = 0x0011
+"""date: days since the epoch, as uint32 centred on 2**31 (option 0x0011)."""
 TIME: Final = 0x0012
+"""time: nanoseconds since midnight (option 0x0012)."""
 SMALLINT: Final = 0x0013
+"""smallint: 16-bit signed integer (option 0x0013)."""
 TINYINT: Final = 0x0014
+"""tinyint: 8-bit signed integer (option 0x0014)."""
 DURATION: Final = 0x0015
+"""duration: months, days and nanoseconds as vints (option 0x0015)."""
 LIST: Final = 0x0020
+"""list<T> (option 0x0020)."""
 MAP: Final = 0x0021
+"""map<K, V> (option 0x0021)."""
 SET: Final = 0x0022
+"""set<T> (option 0x0022)."""
 UDT: Final = 0x0030
+"""a user-defined type (option 0x0030)."""
 TUPLE: Final = 0x0031
+"""tuple<T1, T2, ...> (option 0x0031)."""
 VECTOR: Final = 0x0100
+"""vector<T, n>: no option id of its own (Java VectorType)."""
 FROZEN: Final = 0x0101
+"""frozen<T>: schema text only; it wraps its subtype and encodes as it."""
 REVERSED: Final = 0x0102
+"""a clustering column in descending order (Java ReversedType); encodes as its subtype."""
 EMPTY: Final = 0x0103
+"""empty (Java EmptyType): only zero-length values."""
 COMPOSITE: Final = 0x0104  # Java CompositeType(T1, T2, ...): a tuple of components
+"""Java CompositeType(T1, T2, ...): a tuple of components."""
 
 SCALAR_NAMES: Final[dict[int, str]] = {
     ASCII: "ascii",
@@ -62,6 +93,7 @@ SCALAR_NAMES: Final[dict[int, str]] = {
     DURATION: "duration",
     EMPTY: "empty",
 }
+"""The CQL name of each scalar kind."""
 
 JAVA_SCALAR_NAMES: Final[dict[int, str]] = {
     ASCII: "AsciiType",
@@ -105,3 +137,4 @@ FIXED_SIZES: Final[dict[int, int]] = {
     TIMEUUID: 16,
     EMPTY: 0,
 }
+"""The content width in bytes of each fixed-size kind (Cassandra's ``valueLengthIfFixed``)."""
