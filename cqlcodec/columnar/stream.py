@@ -179,26 +179,33 @@ def _get_schema(stream: int | None, out: int | None) -> int:
         return _fail(stream, exc)
 
 
+def _next_capsules(state: _State) -> tuple[object, object] | None:
+    """The ``(schema, array)`` capsules of the stream's next batch in its schema, or None at
+    the end (empty pages typed differently are left out; other differences cast exactly or
+    refused)."""
+    while True:
+        batch = state.pending
+        state.pending = None
+        if batch is None:
+            batch = next(state.batches, None)
+        if batch is None:
+            return None
+        schema, array = batch.__arrow_c_array__()
+        got = _signature(schema)
+        if got == state.signature:
+            return schema, array
+        if len(batch) == 0:
+            continue  # an empty page may type a column differently (no value to go by)
+        return _cast_to_first(state, batch, got)
+
+
 def _get_next(stream: int | None, out: int | None) -> int:
     try:
-        state = _state_of(stream)
-        while True:
-            batch = state.pending
-            state.pending = None
-            if batch is None:
-                batch = next(state.batches, None)
-            if batch is None:
-                ctypes.memset(out or 0, 0, ctypes.sizeof(ArrowArray))  # release NULL: the end
-                return 0
-            schema, array = batch.__arrow_c_array__()
-            got = _signature(schema)
-            if got == state.signature:
-                break
-            if len(batch) == 0:
-                continue  # an empty page may type a column differently (no value to go by)
-            schema, array = _cast_to_first(state, batch, got)
-            break
-        _move(array, b"arrow_array", ArrowArray, out or 0)
+        capsules = _next_capsules(_state_of(stream))
+        if capsules is None:
+            ctypes.memset(out or 0, 0, ctypes.sizeof(ArrowArray))  # release NULL: the end
+            return 0
+        _move(capsules[1], b"arrow_array", ArrowArray, out or 0)
         return 0
     except BaseException as exc:
         return _fail(stream, exc)
@@ -252,22 +259,9 @@ def stream_capsule_of(batches: Iterator[Any], first: Any) -> object:
 
 
 def _record_batches(state: _State, pyarrow: Any) -> Iterator[Any]:
-    """The stream's batches as pyarrow record batches of its schema (empty pages typed
-    differently are left out; other differences cast exactly or refused)."""
-    while True:
-        batch = state.pending
-        state.pending = None
-        if batch is None:
-            batch = next(state.batches, None)
-        if batch is None:
-            return
-        schema, array = batch.__arrow_c_array__()
-        got = _signature(schema)
-        if got != state.signature:
-            if len(batch) == 0:
-                continue
-            schema, array = _cast_to_first(state, batch, got)
-        yield pyarrow.record_batch(_Capsules(schema, array))
+    """The stream's batches as pyarrow record batches of its schema."""
+    while (capsules := _next_capsules(state)) is not None:
+        yield pyarrow.record_batch(_Capsules(*capsules))
 
 
 class _Capsules:
