@@ -7,6 +7,7 @@ up on PATH and under pyenv's versions directory; a missing one is skipped.
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import shutil
 import subprocess
@@ -17,6 +18,9 @@ import nox
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 IMPLS = ["compiled", "pure"]
 TEST_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "cassandra-driver==3.30.1"]
+# the unit suite runs on every core (pytest-xdist): CI's 2 cores halve its longest part
+PARALLEL_TEST_DEPS = ["pytest-xdist>=3.5"]
+TEST_WORKERS = os.environ.get("CQLCODEC_TEST_WORKERS", "auto")
 # the readers that check what the columnar results produce (test dependencies only; their
 # tests skip where one is missing, as in the wheels session, which installs TEST_DEPS alone)
 COLUMNAR_READERS = ["pyarrow>=14", "pandas>=2.0", "polars>=1.0", "duckdb>=1.0"]
@@ -58,9 +62,54 @@ def _expose_pyenv_interpreters() -> None:
 _expose_pyenv_interpreters()
 
 
+# compiled wheels built by install_cqlcodec, one per source digest and Python version, so
+# that the sessions of one run (tests, integration, benchmarks) compile each only once
+WHEEL_CACHE = os.path.join(".nox", "_cqlcodec_wheels")
+BUILD_INPUTS = ["cqlcodec", "_build_backend", "setup.py", "pyproject.toml", "MANIFEST.in"]
+
+
+def _source_digest() -> str:
+    """SHA-256 over every file that goes into a build (paths and contents)."""
+    digest = hashlib.sha256()
+    paths: list[str] = []
+    for root in BUILD_INPUTS:
+        if os.path.isdir(root):
+            paths += [p for p in glob.glob(os.path.join(root, "**", "*"), recursive=True)
+                      if os.path.isfile(p) and "__pycache__" not in p
+                      and not p.endswith((".so", ".pyc"))]
+        elif os.path.isfile(root):
+            paths.append(root)
+    for path in sorted(paths):
+        digest.update(path.encode() + b"\0")
+        with open(path, "rb") as f:
+            digest.update(f.read() + b"\0")
+    return digest.hexdigest()[:20]
+
+
 def install_cqlcodec(session: nox.Session, impl: str) -> None:
-    """Non-editable install of the given build of cqlcodec into the session."""
-    session.install(".", env={"CQLCODEC_COMPILE": "1" if impl == "compiled" else "0"})
+    """Non-editable install of the given build of cqlcodec into the session.
+
+    The compiled build is a wheel built once per source digest and Python version
+    (``WHEEL_CACHE``) and installed from there; the pure build installs from the tree.
+    """
+    if impl != "compiled":
+        session.install(".", env={"CQLCODEC_COMPILE": "0"})
+        return
+    version = str(session.run_install("python", "-c",
+                                      "import sys; print('%d.%d' % sys.version_info[:2])",
+                                      silent=True) or "").strip()
+    if not version:  # nox --no-install on a reused venv: it has its build already
+        return
+    cache = os.path.join(WHEEL_CACHE, f"{_source_digest()}-py{version}")
+    if not glob.glob(os.path.join(cache, "*.whl")):
+        partial = f"{cache}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        session.run_install("python", "-m", "pip", "wheel", "--no-deps", "--wheel-dir", partial,
+                            ".", env={"CQLCODEC_COMPILE": "1"})
+        shutil.rmtree(cache, ignore_errors=True)
+        os.replace(partial, cache)
+    (wheel,) = glob.glob(os.path.join(cache, "*.whl"))
+    session.install(wheel)
 
 
 @nox.session(python=PYTHONS)
@@ -68,9 +117,9 @@ def install_cqlcodec(session: nox.Session, impl: str) -> None:
 def tests(session: nox.Session, impl: str) -> None:
     """The unit test suite against a non-editable install of one build."""
     install_cqlcodec(session, impl)
-    session.install(*TEST_DEPS, *COLUMNAR_READERS)
+    session.install(*TEST_DEPS, *PARALLEL_TEST_DEPS, *COLUMNAR_READERS)
     session.run(
-        "pytest", "-p", "no:cacheprovider", *session.posargs,
+        "pytest", "-p", "no:cacheprovider", "-n", TEST_WORKERS, *session.posargs,
         env={"CQLCODEC_EXPECT": impl, "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "ci")},
     )
 
@@ -128,6 +177,9 @@ CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0
     # 16 vnodes: the ring has many token ranges, as real clusters do (table scans split it)
     "CASS_NUM_TOKENS": os.environ.get("CASS_NUM_TOKENS", "16"),
 }
+# benchmarks measure a server at full speed: C2 JIT on (the test server stops at C1 to boot
+# in half the time, which makes reads about 3x slower per partition; see tools/cassandra.sh)
+BENCH_CASSANDRA_ENV = dict(CASSANDRA_ENV, CASS_FAST_START=os.environ.get("CASS_FAST_START", "0"))
 
 
 def _cassandra(session: nox.Session, command: str) -> str:
@@ -186,12 +238,12 @@ def _bench_against_server(session: nox.Session, script: str, driver: str) -> Non
                     "polars>=1.0")
     already_up = bool(_cassandra(session, "status"))
     if not already_up:
-        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=BENCH_CASSANDRA_ENV)
     try:
         session.run("python", script, "--port", CASSANDRA_ENV["CASS_CQL_PORT"], *session.posargs)
     finally:
         if not already_up:
-            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=BENCH_CASSANDRA_ENV)
 
 
 # --- distributed engines: cqlcodec.dask and cqlcodec.ray against a real Cassandra 5.0.9 ---
@@ -246,13 +298,13 @@ def bench_engines(session: nox.Session) -> None:
                     "pandas>=2.0", *ENGINE_DEPS["dask"], *ENGINE_DEPS["ray"])
     already_up = bool(_cassandra(session, "status"))
     if not already_up:
-        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+        session.run("bash", "tools/cassandra.sh", "start", external=True, env=BENCH_CASSANDRA_ENV)
     try:
         session.run("python", "benchmarks/engine_scan.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
                     *session.posargs)
     finally:
         if not already_up:
-            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=BENCH_CASSANDRA_ENV)
 
 
 @nox.session(python="3.11")
@@ -289,6 +341,9 @@ def cluster(session: nox.Session) -> None:
     finally:
         if not already_up:
             session.run("bash", "tools/cluster.sh", "stop", external=True, env=env)
+
+
+@nox.session(python="3.11")
 def bench_tables(session: nox.Session) -> None:
     """Whole tables from the command line against a real Cassandra 5.0.9 with 16 vnodes:
     ``python -m cqlcodec unload`` (Parquet) vs ``cqlsh COPY TO`` (CSV) and ``load`` vs
@@ -306,7 +361,7 @@ def bench_tables(session: nox.Session) -> None:
         session.run(os.path.join(cqlsh_venv, "bin", "pip"), "install", "-q", "cqlsh==6.2.2",
                     external=True)
     already_up = bool(_cassandra(session, "status"))
-    env = dict(CASSANDRA_ENV, CASS_NUM_TOKENS="16")
+    env = dict(BENCH_CASSANDRA_ENV, CASS_NUM_TOKENS="16")
     if not already_up:
         session.run("bash", "tools/cassandra.sh", "start", external=True, env=env)
     try:
@@ -440,9 +495,12 @@ def wheels(session: nox.Session) -> None:
     auditwheel; each installed into a fresh venv without a compiler on PATH and
     the unit suite run against it; then a table of tags, sizes and test results
     (tools/wheels.py). ``nox -s wheels -- --python 3.11`` builds one compiled
-    wheel only; pytest arguments go after a second ``--``.
+    wheel only; pytest arguments go after a second ``--`` (default ``-n auto``).
     """
     session.install(*WHEEL_TOOLS)
-    reqs = [arg for req in TEST_DEPS for arg in ("--test-requirement", req)]
+    reqs = [arg for req in (*TEST_DEPS, *PARALLEL_TEST_DEPS) for arg in ("--test-requirement", req)]
     work = os.path.abspath(session.create_tmp())
-    session.run("python", "tools/wheels.py", "--work", work, *reqs, *session.posargs)
+    args = list(session.posargs)
+    if "--" not in args:  # no pytest arguments given: the suite on every core
+        args += ["--", "-n", TEST_WORKERS]
+    session.run("python", "tools/wheels.py", "--work", work, *reqs, *args)

@@ -445,7 +445,15 @@ def arrow_values(array: Any, t: CqlType) -> list[Any]:
     storage = _storage_type(pyarrow, at)
     if not storage.equals(at):
         array = array.cast(storage)
-    return [_from_arrow(v, t, at) for v in array.to_pylist()]
+    values: list[Any] = array.to_pylist()
+    if t.unwrapped().kind not in _SHAPED_KINDS and not _children(at):
+        return values  # flat values the codecs take as they are (text, blob, bool, ...)
+    return [_from_arrow(v, t, at) for v in values]
+
+
+# the kinds whose Arrow values _from_arrow reshapes; any other flat column passes as is
+_SHAPED_KINDS: Final = frozenset([K.DATE, K.TIMESTAMP, K.TIME, K.VARINT, K.DECIMAL, K.UUID,
+                                  K.TIMEUUID, K.TUPLE, K.UDT, K.LIST, K.SET, K.VECTOR, K.MAP])
 
 
 def _children(at: Any) -> list[Any]:

@@ -22,6 +22,9 @@ from cassandra import InvalidRequest
 from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
+from cqlcodec.protocol.batch import value_bytes
+from cqlcodec.protocol.prepared import Bound
+
 __all__ = ["MutationSizer", "is_batch_too_large"]
 
 # Measured against Cassandra 5.0.9 (the sizes it logs for batches of known rows): each
@@ -77,6 +80,14 @@ class MutationSizer:
             except TypeError:
                 pass  # an unset value
         return self._row_size(values)
+
+    def row_sizes(self, bounds: list[Bound]) -> list[int]:
+        """:meth:`row_size` of each bound row (the common case in compiled code)."""
+        if not self._simple:
+            return [self._row_size(b.values) for b in bounds]
+        base = self._base
+        return [base + n if n >= 0 else self._row_size(b.values)
+                for n, b in zip(value_bytes(bounds), bounds)]
 
     def _row_size(self, values: Sequence[object]) -> int:
         size = ROW_OVERHEAD

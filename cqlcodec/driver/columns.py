@@ -13,8 +13,9 @@ Reading: each page's RESULT body is taken from the driver before it makes any ro
 (a per-request protocol handler whose RESULT message keeps the body) and decoded
 by :func:`cqlcodec.decode_columns` in the caller's thread while the next page is
 already on its way. Writing: :meth:`cqlcodec.Prepared.bind_columnar` encodes the
-columns in bulk, chunk by chunk, and the driver's ``execute_concurrent`` sends
-them with a bounded number of requests in flight.
+columns in bulk, chunk by chunk; rows grouped into batches are encoded as the
+batches' statements in one call, and the session sends them with a bounded number
+of requests in flight.
 
 Both work with and without :func:`cqlcodec.driver.install` on the session, with
 the drivers' Cython extensions or without them, on protocol v4 and v5.
@@ -25,16 +26,13 @@ from __future__ import annotations
 import struct
 import threading
 import weakref
-from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResponseFuture, Session
-from cassandra.concurrent import execute_concurrent
 from cassandra.protocol import ResultMessage, _ProtocolHandler
 from cassandra.query import (
     UNSET_VALUE,
-    BatchStatement,
     BatchType,
     BoundStatement,
     PreparedStatement,
@@ -48,7 +46,9 @@ from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
 from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
+from cqlcodec.driver.sender import EncodedBatch, send_all
 from cqlcodec.errors import CodecError, DecodeError
+from cqlcodec.protocol.batch import NO_KEY, batch_statements, key_slots, plan_batches, ring_slots
 from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
@@ -412,54 +412,56 @@ def _driver_statement(ps: PreparedStatement, bound: Bound) -> BoundStatement:
     return stmt
 
 
-Member = tuple[int, BoundStatement]
+Member = tuple[int, Bound]
+Grouping = Callable[[list[Bound]], list[int]]
 
 
 def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
-              group: Callable[[BoundStatement], object] | None,
-              sizer: MutationSizer | None, batch_bytes: int, batch_type: Any,
-              failures: list[InsertFailure]) -> tuple[list[Statement], list[list[Member]]]:
+              group: Grouping | None, sizer: MutationSizer | None, batch_bytes: int,
+              batch_type: Any, failures: list[InsertFailure]) -> tuple[list[Statement],
+                                                                       list[list[Member]]]:
     """The statements (or batches of the rows ``group`` puts together, each at most
     ``batch_bytes`` in the server's measure of ``sizer``) for rows ``first_row``..., and
     the rows each one writes. A row without a routing key (a null partition-key value)
     is a failure, never sent."""
     statements: list[Statement] = []
     members_of: list[list[Member]] = []
-    groups: dict[object, list[tuple[int, BoundStatement, int]]] = {}
-    for i, b in enumerate(bound):
-        row = first_row + i
-        try:
-            stmt = _driver_statement(ps, b)
-        except CodecError as exc:
-            failures.append(InsertFailure(row, exc))
-            continue
-        if group is None or sizer is None:
+    if group is None or sizer is None:
+        for i, b in enumerate(bound):
+            try:
+                stmt = _driver_statement(ps, b)
+            except CodecError as exc:
+                failures.append(InsertFailure(first_row + i, exc))
+                continue
             statements.append(stmt)
-            members_of.append([(row, stmt)])
-            continue
-        groups.setdefault(group(stmt), []).append((row, stmt, sizer.row_size(b.values)))
-    for members in groups.values():
-        start = 0
-        while start < len(members):
-            rows: list[Member] = []
-            used = 0
-            while start < len(members) and (not rows or used + members[start][2] <= batch_bytes):
-                row, stmt, size = members[start]
-                rows.append((row, stmt))
-                used += size
-                start += 1
-            statements.append(_batch(ps, rows, batch_type))
-            members_of.append(rows)
+            members_of.append([(first_row + i, b)])
+        return statements, members_of
+    slots = group(bound)
+    for i, slot in enumerate(slots):
+        if slot == NO_KEY:
+            failures.append(InsertFailure(first_row + i, _no_key_error(bound[i])))
+    for rows in plan_batches(slots, sizer.row_sizes(bound), batch_bytes):
+        members = [(first_row + i, bound[i]) for i in rows]
+        statements.append(_batch(ps, members, batch_type))
+        members_of.append(members)
     return statements, members_of
+
+
+def _no_key_error(b: Bound) -> BaseException:
+    try:
+        b.routing_key  # noqa: B018 - raises the error that names the null column
+    except CodecError as exc:
+        return exc
+    return CodecError("the statement has no partition key to route the row by")
 
 
 def _batch(ps: PreparedStatement, members: list[Member], batch_type: Any) -> Statement:
     if len(members) == 1:
-        return members[0][1]
-    batch = BatchStatement(batch_type=batch_type, consistency_level=ps.consistency_level)
-    for _, stmt in members:
-        batch.add(stmt)
-    return batch
+        return _driver_statement(ps, members[0][1])
+    bounds = [b for _, b in members]
+    return EncodedBatch(batch_statements(ps.query_id, bounds, list(range(len(bounds)))),
+                        batch_type=batch_type, consistency_level=ps.consistency_level,
+                        routing_key=bounds[0].routing_key, keyspace=ps.keyspace)
 
 
 def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
@@ -470,9 +472,7 @@ def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
     were refused."""
     refused = 0
     while statements:
-        outcomes = execute_concurrent(session, [(s, None) for s in statements], concurrency,
-                                      raise_on_first_error=False,
-                                      execution_profile=execution_profile)
+        outcomes = send_all(session, statements, concurrency, execution_profile)
         result.requests += len(statements)
         again: list[Statement] = []
         again_of: list[list[Member]] = []
@@ -486,43 +486,52 @@ def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
                     again.append(_batch(ps, part, batch_type))
                     again_of.append(part)
             else:
-                result.failures.extend([InsertFailure(r, outcome) for r, _ in members])
+                result.failures.extend([InsertFailure(r, _error_of(outcome)) for r, _ in members])
         statements, members_of = again, again_of
     return refused
 
 
-def _replicas_of(session: Session) -> Callable[[BoundStatement], object]:
-    """The replica set of a statement's partition, for grouping rows into batches: the
-    token of its routing key looked up in the ring, each ring range's replicas asked of
-    the driver's token map once (not once per row)."""
+def _error_of(outcome: object) -> BaseException:
+    if isinstance(outcome, BaseException):
+        return outcome
+    return CodecError(f"the request failed: {outcome!r}")
+
+
+def _replicas_of(session: Session, keyspace: str | None) -> Grouping:
+    """Groups rows by the replica set of their partition: each row's token looked up in
+    the ring (in compiled code), each ring range's replicas asked of the driver's token
+    map once (not once per row)."""
     metadata = session.cluster.metadata
     token_map = metadata.token_map
     ring = list(getattr(token_map, "ring", None) or ())
+
+    def by_host_lookup(bounds: list[Bound]) -> list[int]:
+        ids: dict[tuple[str, ...], int] = {}
+        out: list[int] = []
+        for b in bounds:
+            try:
+                key = b.routing_key
+            except CodecError:
+                out.append(NO_KEY)
+                continue
+            hosts = metadata.get_replicas(keyspace, key) if key is not None else []
+            out.append(ids.setdefault(tuple(sorted(str(h.endpoint) for h in hosts)), len(ids))
+                       if key is not None else NO_KEY)
+        return out
+
     if not ring:
-        def replicas(stmt: BoundStatement) -> object:
-            hosts = metadata.get_replicas(stmt.keyspace, stmt.routing_key)
-            return tuple(sorted([str(h.endpoint) for h in hosts]))
-        return replicas
-    values = [t.value for t in ring]
-    from_key = token_map.token_class.from_key
-    owners: dict[str | None, list[tuple[str, ...]]] = {}
+        return by_host_lookup
+    values = [int(t.value) for t in ring]
+    hash_fn = token_map.token_class.hash_fn
 
-    def owners_of(keyspace: str | None) -> list[tuple[str, ...]]:
-        found = owners.get(keyspace)
-        if found is None:
-            found = [tuple(sorted([str(h.endpoint) for h in token_map.get_replicas(keyspace, t)]))
-                     for t in ring]
-            owners[keyspace] = found
-        return found
+    ids: dict[tuple[str, ...], int] = {}
+    owners = [ids.setdefault(tuple(sorted(str(h.endpoint)
+                                          for h in token_map.get_replicas(keyspace, t))), len(ids))
+              for t in ring]
 
-    def replicas_by_ring(stmt: BoundStatement) -> object:
-        at = bisect_left(values, from_key(stmt.routing_key).value)
-        return owners_of(stmt.keyspace)[at if at < len(values) else 0]
-    return replicas_by_ring
-
-
-def _routing_key_of(stmt: BoundStatement) -> object:
-    return stmt.routing_key
+    def by_ring(bounds: list[Bound]) -> list[int]:
+        return ring_slots(bounds, hash_fn, values, owners)
+    return by_ring
 
 
 def insert_columns(session: Session, prepared_statement: PreparedStatement, columns: object, *,
@@ -536,8 +545,9 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
 
     ``columns`` is what :meth:`cqlcodec.Prepared.bind_columnar` takes (a mapping of bind
     column name to numpy array, 2-D array for vectors, pyarrow/polars/pandas column or
-    sequence, or a table). Rows are bound ``chunk_rows`` at a time and sent with the
-    driver's ``execute_concurrent``, at most ``concurrency`` requests in flight.
+    sequence, or a table). Rows are bound ``chunk_rows`` at a time and sent through the
+    session, at most ``concurrency`` requests in flight (a batch's statements encoded by
+    cqlcodec in one call: see :mod:`cqlcodec.driver.sender`).
     ``batch_by_partition=True`` sends the rows of one partition (same routing key) of a
     chunk together as UNLOGGED batches (COUNTER batches for counter updates);
     ``batch_by_replica=True`` puts rows of different partitions owned by the same
@@ -562,8 +572,9 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
         raise ValueError("concurrency and chunk_rows must be at least 1")
     if batch_by_partition and batch_by_replica:
         raise ValueError("batch_by_partition and batch_by_replica exclude each other")
-    group = (_routing_key_of if batch_by_partition else
-             _replicas_of(session) if batch_by_replica else None)
+    group: Grouping | None = (key_slots if batch_by_partition else
+                              _replicas_of(session, prepared_statement.keyspace)
+                              if batch_by_replica else None)
     prepared = _prepared_of(prepared_statement)
     binder = ColumnarBinder(prepared, columns)
     result = InsertResult(binder.num_rows)

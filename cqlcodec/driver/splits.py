@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from cassandra.cluster import Session
 
+from cqlcodec.driver.estimates import DensityProfile, SizeEstimate
 from cqlcodec.errors import CodecError
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "SplitPlanError", "TableRef", "TokenSplit", "check_coverage",
@@ -192,28 +193,18 @@ def _ring_ranges(session: Session, keyspace: str) -> list[tuple[int, int, tuple[
     return ranges
 
 
-def _size_estimates(session: Session, ref: TableRef) -> tuple[float, float]:
-    """(partitions per token, mean partition bytes) from the coordinator's
-    ``system.size_estimates``; (0, 0) when it has none for the table."""
+def _size_estimates(session: Session, ref: TableRef) -> DensityProfile:
+    """The table's spread over the ring from the coordinator's ``system.size_estimates``
+    (an even spread, no estimate, when it has none for the table)."""
     try:
         rows = list(session.execute(
             "SELECT range_start, range_end, partitions_count, mean_partition_size "
             "FROM system.size_estimates WHERE keyspace_name = %s AND table_name = %s",
             (ref.keyspace, ref.name)))
     except Exception:  # noqa: BLE001 - estimates are a hint: plan evenly without them
-        return 0.0, 0.0
-    width = 0
-    partitions = 0
-    size = 0.0
-    for row in rows:
-        start, end = int(row[0]), int(row[1])
-        span = end - start if end > start else (MAX_TOKEN - start) + (end - MIN_TOKEN)
-        width += span
-        partitions += max(0, int(row[2] or 0))
-        size += max(0, int(row[2] or 0)) * max(0, int(row[3] or 0))
-    if width <= 0 or partitions <= 0:
-        return 0.0, 0.0
-    return partitions / width, size / partitions
+        rows = []
+    return DensityProfile([SizeEstimate(int(r[0]), int(r[1]), int(r[2] or 0), int(r[3] or 0))
+                           for r in rows])
 
 
 def default_split_count(session: Session) -> int:
@@ -229,23 +220,23 @@ def plan_splits(session: Session, table: str, splits: int | None = None) -> list
 
     ``splits`` is the number of splits wanted (at least that many are made: a split never
     spans two replica sets, so there are more where the ring's owners change); by default
-    :func:`default_split_count`. The ring is cut at ``splits`` even points (Murmur3
-    spreads rows evenly over the tokens, so equal token widths are equal estimated
-    sizes) and where the replicas change; contiguous ring ranges with the same replicas
-    stay together. ``estimated_rows`` and ``estimated_bytes`` come from the coordinator's
-    ``system.size_estimates`` (its partitions per token and mean partition size), 0
-    when it has no estimate for the table yet. Raises :class:`SplitPlanError` for an unknown keyspace or
-    table, a partitioner other than Murmur3, or a plan that fails the coverage check.
+    :func:`default_split_count`. The ring is cut where the replicas change and at
+    ``splits - 1`` points that give the pieces equal estimated partitions by the
+    coordinator's ``system.size_estimates`` (equal token widths where it has no
+    estimate, which Murmur3's even hashing makes equal sizes on average); contiguous
+    ring ranges with the same replicas and no cut between them stay together.
+    ``estimated_rows`` and ``estimated_bytes`` come from the same estimates (the ranges
+    of other nodes at the mean density), 0 when the server has none for the table yet.
+    Raises :class:`SplitPlanError` for an unknown keyspace or table, a partitioner other
+    than Murmur3, or a plan that fails the coverage check.
     """
     if splits is not None and splits < 1:
         raise ValueError(f"splits must be at least 1, got {splits}")
     ref = table_ref(session, table)
     ranges = _ring_ranges(session, ref.keyspace)
     wanted = splits if splits is not None else default_split_count(session)
-    density, mean_bytes = _size_estimates(session, ref)
-    ring = MAX_TOKEN - MIN_TOKEN
-    # even cut points: the estimated density is uniform over the ring (Murmur3 hashes evenly)
-    cuts = sorted({MIN_TOKEN + ring * k // wanted for k in range(1, wanted)})
+    profile = _size_estimates(session, ref)
+    cuts = profile.cuts(wanted)
     cut_at = set(cuts)
     pieces: list[tuple[int, int, tuple[str, ...]]] = []
 
@@ -267,10 +258,9 @@ def plan_splits(session: Session, table: str, splits: int | None = None) -> list
         add(lo, end, replicas)
     plan: list[TokenSplit] = []
     for start, end, replicas in pieces:
-        rows = round(density * (end - start))
         turn = len(plan) % len(replicas) if replicas else 0  # spread the preferred replica
-        plan.append(TokenSplit(start, end, replicas[turn:] + replicas[:turn], rows,
-                               round(rows * mean_bytes)))
+        plan.append(TokenSplit(start, end, replicas[turn:] + replicas[:turn],
+                               round(profile.rows(start, end)), round(profile.bytes(start, end))))
     check_coverage(plan)
     return plan
 

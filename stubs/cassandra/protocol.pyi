@@ -27,6 +27,18 @@ class _MessageType:
     opcode: ClassVar[int]
     name: ClassVar[str]
 
+class BatchMessage(_MessageType):
+    batch_type: Any
+    queries: Any
+    consistency_level: int | None
+    serial_consistency_level: int | None
+    timestamp: int | None
+    keyspace: str | None
+    def __init__(self, batch_type: Any, queries: Any, consistency_level: int | None,
+                 serial_consistency_level: int | None = None, timestamp: int | None = None,
+                 keyspace: str | None = None) -> None: ...
+    def send_body(self, f: Any, protocol_version: int, *more: Any, **options: Any) -> None: ...
+
 class ResultMessage(_MessageType):
     kind: int | None
     paging_state: bytes | None

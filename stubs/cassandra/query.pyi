@@ -3,8 +3,8 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cassandra.policies import ColumnEncryptionPolicy
 from cassandra.cqltypes import _CassandraType
+from cassandra.policies import ColumnEncryptionPolicy
 from cassandra.protocol import ColumnMetadata
 
 UNSET_VALUE: object
@@ -20,6 +20,8 @@ class Statement:
     _routing_key: bytes | None
     @property
     def routing_key(self) -> bytes | None: ...
+    @routing_key.setter
+    def routing_key(self, key: bytes | None) -> None: ...
 
 class SimpleStatement(Statement):
     def __init__(self, query_string: str, retry_policy: Any = None, consistency_level: int | None = None,
@@ -72,5 +74,6 @@ class BatchStatement(Statement):
     def __init__(self, batch_type: Any = ..., retry_policy: Any = None,
                  consistency_level: int | None = None, serial_consistency_level: int | None = None,
                  session: Any = None, custom_payload: Any = None) -> None: ...
+    batch_type: Any
     def add(self, statement: Statement | PreparedStatement | str,
             parameters: Sequence[Any] | Mapping[str, Any] | None = None) -> BatchStatement: ...

@@ -1,0 +1,105 @@
+"""Sending many writes through a driver ``Session`` with a bounded number in flight.
+
+Ordinary statements go through the session as ``execute_async`` sends them. An
+:class:`EncodedBatch` carries its statements already encoded (by
+:func:`cqlcodec.protocol.batch.batch_statements`): the session plans it like any
+``BatchStatement`` (routing key, keyspace, consistency, retry and load-balancing
+policies), and only the BATCH body's list of statements is taken as it is, so a batch
+of a hundred rows costs the driver one message, not a hundred statements to encode.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from cassandra.cluster import _NOT_SET, Session
+from cassandra.protocol import BatchMessage
+from cassandra.query import BatchStatement, Statement
+
+__all__ = ["EncodedBatch", "send_all"]
+
+
+class EncodedBatch(BatchStatement):
+    """A ``BatchStatement`` whose statements are the bytes ``statements`` (``[short] n``
+    then n statements, as in a BATCH body); ``routing_key`` and ``keyspace`` route it."""
+
+    def __init__(self, statements: bytes, *, batch_type: Any, consistency_level: Any,
+                 routing_key: bytes | None, keyspace: str | None) -> None:
+        super().__init__(batch_type=batch_type, consistency_level=consistency_level)
+        self.encoded_statements = statements
+        self.routing_key = routing_key
+        self.keyspace = keyspace
+
+
+class _EncodedBatchMessage(BatchMessage):
+    """A BATCH message whose statements are already encoded (``queries`` holds the bytes)."""
+
+    def send_body(self, f: Any, protocol_version: int, *more: Any, **options: Any) -> None:
+        f.write(bytes([self.batch_type.value]))
+        f.write(self.queries)
+        # what follows the statements (consistency, flags, serial consistency, timestamp,
+        # keyspace) as the driver writes it, after its own 3-byte head of an empty batch
+        # (scylla-driver passes protocol features too)
+        tail = io.BytesIO()
+        BatchMessage(self.batch_type, [], self.consistency_level, self.serial_consistency_level,
+                     self.timestamp, self.keyspace).send_body(tail, protocol_version, *more,
+                                                              **options)
+        f.write(tail.getvalue()[3:])
+
+
+def _start(session: Session, statement: Statement, execution_profile: object) -> Any:
+    future = session._create_response_future(statement, None, False, {}, _NOT_SET,
+                                             execution_profile)
+    if isinstance(statement, EncodedBatch):
+        driver_message = future.message
+        message = _EncodedBatchMessage.__new__(_EncodedBatchMessage)
+        message.__dict__.update(driver_message.__dict__)
+        message.queries = statement.encoded_statements
+        future.message = message
+    future._protocol_handler = session.client_protocol_handler
+    session._on_request(future)
+    future.send_request()
+    return future
+
+
+def send_all(session: Session, statements: Sequence[Statement], concurrency: int,
+             execution_profile: object) -> list[tuple[bool, object]]:
+    """Send every statement, at most ``concurrency`` in flight, and return one
+    ``(success, result or exception)`` per statement, in order (as the driver's
+    ``execute_concurrent`` with ``raise_on_first_error=False``)."""
+    outcomes: list[tuple[bool, object]] = [(False, None)] * len(statements)
+    slots = threading.Semaphore(concurrency)
+    finished = threading.Condition()
+    pending = [len(statements)]
+
+    def done(index: int, ok: bool, outcome: object) -> None:
+        outcomes[index] = (ok, outcome)
+        slots.release()
+        with finished:
+            pending[0] -= 1
+            if pending[0] == 0:
+                finished.notify_all()
+
+    for index, statement in enumerate(statements):
+        slots.acquire()
+        try:
+            future = _start(session, statement, execution_profile)
+        except Exception as exc:  # noqa: BLE001 - a request that cannot start fails alone
+            done(index, False, exc)
+            continue
+        future.add_callbacks(callback=_succeeded, callback_args=(done, index),
+                             errback=_failed, errback_args=(done, index))
+    with finished:
+        finished.wait_for(lambda: pending[0] == 0)
+    return outcomes
+
+
+def _succeeded(result: object, done: Any, index: int) -> None:
+    done(index, True, result)
+
+
+def _failed(error: BaseException, done: Any, index: int) -> None:
+    done(index, False, error)
