@@ -37,7 +37,13 @@ case "${1:-start}" in
   start)
     for n in $(seq 1 "$CLUSTER_NODES"); do
       echo "[cluster.sh] node $n (127.0.0.$n)" >&2
-      node "$n" start >/dev/null
+      # a node that joins while the seed's gossip is still settling can give up ("Unable
+      # to contact any seeds"); it is started again once
+      if ! node "$n" start >/dev/null; then
+        echo "[cluster.sh] node $n did not start; trying once more" >&2
+        sleep 5
+        node "$n" start >/dev/null
+      fi
     done
     echo "[cluster.sh] $CLUSTER_NODES nodes up: CQLCODEC_CLUSTER=127.0.0.1:$CLUSTER_CQL_PORT" >&2 ;;
   stop)
