@@ -85,13 +85,14 @@ def process_cpu(pid: int | None) -> float:
 
 
 def measure(command: list[str], server: int | None, env: dict[str, str] | None = None,
-            done: str = "", timeout: float = 900.0) -> dict[str, float]:
-    """Runs ``command``; its wall time, CPU (with the processes it waited for), peak RSS
-    and the server's CPU meanwhile. A failing command is an error unless its output
-    holds ``done`` (cqlsh exits non-zero after rows were retried, yet all imported)."""
+            done: str = "", timeout: float = 900.0, cwd: str | None = None) -> dict[str, float]:
+    """Runs ``command`` in ``cwd``; its wall time, CPU (with the processes it waited for),
+    peak RSS and the server's CPU meanwhile. A failing command is an error unless its
+    output holds ``done`` (cqlsh exits non-zero after rows were retried, yet all imported)."""
     before_server = process_cpu(server)
     started = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=cwd)
     timer = threading.Timer(timeout, proc.kill)  # cqlsh COPY can hang on a lost worker
     timer.start()
     try:
@@ -192,9 +193,16 @@ def main() -> int:
         in_child(args, "setup", "--work", work, *(["--reuse"] if args.reuse else []))
         results: dict[str, list[dict[str, float]]] = {}
 
+        # `python -m` puts the working directory first on sys.path: run every command in the
+        # scratch directory, so that it imports the installed build, never the source tree
+        build = subprocess.run([py, "-c", "import cqlcodec; print(cqlcodec.COMPILED)"], cwd=work,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        print(f"cqlcodec build of the commands: {'compiled' if build == 'True' else 'interpreted'}",
+              flush=True)
+
         def run(case: str, command: list[str], env: dict[str, str] | None = None,
                 done: str = "") -> None:
-            m = measure(command, server, env, done)
+            m = measure(command, server, env, done, cwd=work)
             results.setdefault(case, []).append(m)
             print(f"{case}: {json.dumps(m)}", flush=True)
 
