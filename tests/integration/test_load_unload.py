@@ -105,9 +105,11 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     host, _, port = ADDRESS.rpartition(":")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("CQLCODEC_DEBUG", None)
+    # cwd=ROOT: `python -m` puts the working directory first on sys.path, so the child
+    # imports the same cqlcodec as this process (the installed build under nox)
     return subprocess.run([sys.executable, "-m", "cqlcodec", *args, "--host", host or "127.0.0.1",
                            "--port", port or "9042", "--timeout", "30"],
-                          capture_output=True, text=True, env=env, timeout=timeout)
+                          capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
 
 
 # --------------------------------------------------------------------------- batch sizing
@@ -283,7 +285,8 @@ def test_resume_after_a_killed_unload(session: Session, tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     args = [sys.executable, "-m", "cqlcodec", "unload", table, "-o", str(out), "--splits", "40",
             "--concurrency", "1", "--fetch-size", "100", "--host", host, "--port", port]
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=ROOT)
     manifest = out / "_manifest.json"
     deadline = time.monotonic() + 120
     done: dict[str, Any] = {}
@@ -333,3 +336,15 @@ def test_load_csv_written_the_way_cqlsh_writes_it(session: Session, tmp_path: Pa
     assert first.id == uuid.UUID("8a6f6d0e-4d0a-4b39-9d4c-3bd1f3c7a001")
     assert (first.data, str(first.amount)) == (b"\x00\xff", "12.50")
     assert (rows[2].at, rows[2].flag, rows[2].id, rows[2].nums) == (None, False, None, None)
+
+
+def test_command_line_children_run_this_build() -> None:
+    """The commands these tests start import the cqlcodec this process imported (under nox,
+    the installed build, never the source tree that a working directory would put first)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", "import cqlcodec; print(cqlcodec.COMPILED, "
+                           "cqlcodec.__file__)"], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=60, check=True)
+    compiled, path = proc.stdout.split(maxsplit=1)
+    assert compiled == str(cqlcodec.COMPILED)
+    assert Path(path.strip()).resolve() == Path(cqlcodec.__file__).resolve()
