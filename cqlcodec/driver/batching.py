@@ -15,7 +15,7 @@ UPDATE of whole values).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from cassandra import InvalidRequest
@@ -69,27 +69,18 @@ class MutationSizer:
         self._simple = all(r in (_PARTITION, _CLUSTERING, _CELL) for r in roles)
         self._base = ROW_OVERHEAD + CELL_OVERHEAD * sum(1 for r in roles if r == _CELL)
 
+    def row_sizes(self, bounds: list[Bound]) -> list[int]:
+        """:meth:`row_size` of each bound row (the common case summed in compiled code)."""
+        if not self._simple:
+            return [self.row_size(b.values) for b in bounds]
+        base = self._base  # every value bytes or None: partition-key bytes overcount a little
+        return [base + n if n >= 0 else self.row_size(b.values)
+                for n, b in zip(value_bytes(bounds), bounds)]
+
     def row_size(self, values: Sequence[object]) -> int:
         """The data size the server counts for one row written with ``values`` (the
         encoded bind values: bytes, ``None`` for null, anything else for unset), as if
         the row were alone in its partition; never below the server's count."""
-        if self._simple:  # every value bytes or None: partition-key bytes overcount a little
-            present: Iterator[Any] = filter(None, values)
-            try:
-                return self._base + sum(map(len, present))
-            except TypeError:
-                pass  # an unset value
-        return self._row_size(values)
-
-    def row_sizes(self, bounds: list[Bound]) -> list[int]:
-        """:meth:`row_size` of each bound row (the common case in compiled code)."""
-        if not self._simple:
-            return [self._row_size(b.values) for b in bounds]
-        base = self._base
-        return [base + n if n >= 0 else self._row_size(b.values)
-                for n, b in zip(value_bytes(bounds), bounds)]
-
-    def _row_size(self, values: Sequence[object]) -> int:
         size = ROW_OVERHEAD
         roles = self.roles
         for i, value in enumerate(values):

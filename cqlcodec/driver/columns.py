@@ -459,7 +459,7 @@ def _batch(ps: PreparedStatement, members: list[Member], batch_type: Any) -> Sta
     if len(members) == 1:
         return _driver_statement(ps, members[0][1])
     bounds = [b for _, b in members]
-    return EncodedBatch(batch_statements(ps.query_id, bounds, list(range(len(bounds)))),
+    return EncodedBatch(batch_statements(ps.query_id, bounds),
                         batch_type=batch_type, consistency_level=ps.consistency_level,
                         routing_key=bounds[0].routing_key, keyspace=ps.keyspace)
 
@@ -504,30 +504,21 @@ def _replicas_of(session: Session, keyspace: str | None) -> Grouping:
     metadata = session.cluster.metadata
     token_map = metadata.token_map
     ring = list(getattr(token_map, "ring", None) or ())
+    ids: dict[tuple[str, ...], int] = {}
 
-    def by_host_lookup(bounds: list[Bound]) -> list[int]:
-        ids: dict[tuple[str, ...], int] = {}
-        out: list[int] = []
-        for b in bounds:
-            try:
-                key = b.routing_key
-            except CodecError:
-                out.append(NO_KEY)
-                continue
-            hosts = metadata.get_replicas(keyspace, key) if key is not None else []
-            out.append(ids.setdefault(tuple(sorted(str(h.endpoint) for h in hosts)), len(ids))
-                       if key is not None else NO_KEY)
-        return out
+    def replica_set(hosts: Any) -> int:
+        return ids.setdefault(tuple(sorted(str(h.endpoint) for h in hosts)), len(ids))
 
-    if not ring:
+    if not ring:  # no token map: ask the driver row by row
+        def by_host_lookup(bounds: list[Bound]) -> list[int]:
+            keys = [None if slot == NO_KEY else b.routing_key
+                    for b, slot in zip(bounds, key_slots(bounds))]
+            return [NO_KEY if key is None else replica_set(metadata.get_replicas(keyspace, key))
+                    for key in keys]
         return by_host_lookup
     values = [int(t.value) for t in ring]
     hash_fn = token_map.token_class.hash_fn
-
-    ids: dict[tuple[str, ...], int] = {}
-    owners = [ids.setdefault(tuple(sorted(str(h.endpoint)
-                                          for h in token_map.get_replicas(keyspace, t))), len(ids))
-              for t in ring]
+    owners = [replica_set(token_map.get_replicas(keyspace, t)) for t in ring]
 
     def by_ring(bounds: list[Bound]) -> list[int]:
         return ring_slots(bounds, hash_fn, values, owners)

@@ -25,15 +25,15 @@ from typing import Any, Final
 
 from cassandra.cluster import Session
 
-from cqlcodec.driver.estimates import DensityProfile, SizeEstimate
+from cqlcodec.driver.estimates import RING_MAX, RING_MIN, DensityProfile, SizeEstimate
 from cqlcodec.errors import CodecError
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "SplitPlanError", "TableRef", "TokenSplit", "check_coverage",
            "plan_splits", "replicas_of", "table_ref"]
 
-MIN_TOKEN: Final = -(2**63)
+MIN_TOKEN: Final = RING_MIN
 """The Murmur3 ring's minimum token: never a row's token, the exclusive start of the ring."""
-MAX_TOKEN: Final = 2**63 - 1
+MAX_TOKEN: Final = RING_MAX
 """The Murmur3 ring's maximum token, the inclusive end of the ring."""
 MURMUR3: Final = "org.apache.cassandra.dht.Murmur3Partitioner"
 SPLITS_PER_CORE: Final = 8

@@ -25,10 +25,10 @@ NO_KEY: Final = -1
 MAX_STATEMENTS: Final = 0xFFFF
 
 
-def batch_statements(query_id: bytes, bounds: list[Bound], rows: list[int]) -> bytes:
+def batch_statements(query_id: bytes, bounds: list[Bound]) -> bytes:
     """``[short] n`` and the n statements of a BATCH body: prepared statement
-    ``query_id`` with the values of ``bounds[i]`` for each ``i`` of ``rows``."""
-    n = len(rows)
+    ``query_id`` with the values of each of the n ``bounds``."""
+    n = len(bounds)
     if n > MAX_STATEMENTS:
         raise BindValueError(f"{n} statements cannot be sent in one batch (max 65535)")
     id_size = len(query_id)
@@ -43,9 +43,9 @@ def batch_statements(query_id: bytes, bounds: list[Bound], rows: list[int]) -> b
     w = BytesWriter()
     w.append((n >> 8) & 0xFF)
     w.append(n & 0xFF)
-    for i in rows:
+    for b in bounds:
         w.write(statement)
-        w.write(bounds[i].values_block())
+        w.write(b.values_block())
     return w.getvalue()
 
 
