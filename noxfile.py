@@ -6,6 +6,7 @@ up on PATH and under pyenv's versions directory; a missing one is skipped.
 
 from __future__ import annotations
 
+import atexit
 import glob
 import hashlib
 import os
@@ -37,9 +38,21 @@ nox.options.reuse_existing_virtualenvs = False
 # the oldest and the newest (the wheels session tests the pure wheel on 3.11 as well), so
 # that CI stays within 45 minutes on 2 cores; `nox -s tests` runs all eight.
 PURE_IN_CI = ["3.10", "3.13"]
+INTEGRATION_MATRIX = [
+    ("cassandra-driver", "compiled"),
+    ("scylla-driver", "compiled"),
+    ("cassandra-driver", "pure"),
+    ("scylla-driver", "pure"),
+]
+# CI runs three of the four: the modules that talk to the drivers are interpreted in both
+# builds (setup.py INTERPRETED), so the interpreted build with scylla-driver adds little
+# to the other three, and its 3 minutes keep CI inside 45; `nox -s integration` runs all four.
+INTEGRATION_IN_CI = INTEGRATION_MATRIX[:3]
 nox.options.sessions = [*(f"tests-{py}(impl='compiled')" for py in PYTHONS),
                         *(f"tests-{py}(impl='pure')" for py in PURE_IN_CI),
-                        "typecheck", "integration", "docs"]
+                        "typecheck",
+                        *(f"integration(driver='{d}', impl='{i}')" for d, i in INTEGRATION_IN_CI),
+                        "docs"]
 
 
 def _works(exe: str) -> bool:
@@ -138,6 +151,7 @@ def typecheck(session: nox.Session) -> None:
                 *session.posargs)
     session.run("ruff", "check", *LINT_PATHS)
     session.run("python", "tools/gen_rowloops.py", "--check")
+    session.run("python", "tools/gen_slots.py", "--check")
 
 
 @nox.session(python="3.11")
@@ -194,33 +208,39 @@ def _cassandra(session: nox.Session, command: str) -> str:
     return str(out or "").strip()
 
 
+_server_for_this_run: list[bool] = []  # the test server an integration session started
+
+
+def _test_server(session: nox.Session) -> None:
+    """Start the test server unless it is up. One started here serves every later
+    integration session of this nox run and stops when nox exits (even after a failure);
+    one already running is left alone."""
+    if _cassandra(session, "status"):
+        return
+    session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
+    if not _server_for_this_run:
+        _server_for_this_run.append(True)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "cassandra.sh")
+        atexit.register(subprocess.run, ["bash", script, "stop"],
+                        env={**os.environ, **CASSANDRA_ENV}, check=False)
+
+
 @nox.session(python="3.11")
-@nox.parametrize("driver,impl", [
-    ("cassandra-driver", "compiled"),
-    ("scylla-driver", "compiled"),
-    ("cassandra-driver", "pure"),
-    ("scylla-driver", "pure"),
-])
+@nox.parametrize("driver,impl", INTEGRATION_MATRIX)
 def integration(session: nox.Session, driver: str, impl: str) -> None:
     """cqlcodec.driver with one driver and one build against a real Cassandra 5.0.9.
 
-    Starts the server with tools/cassandra.sh unless it is already running, and
-    then stops it again, even when the tests fail.
+    Starts the server with tools/cassandra.sh unless it is already running; a server
+    started here is shared by the later integration sessions and stopped when nox exits.
     """
     install_cqlcodec(session, impl)
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
-    already_up = bool(_cassandra(session, "status"))
-    if not already_up:
-        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
-    try:
-        session.run(
-            "pytest", "-p", "no:cacheprovider", "tests/integration", *session.posargs,
-            env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
-                 "CQLCODEC_EXPECT": impl, "CQLCODEC_DRIVER": driver},
-        )
-    finally:
-        if not already_up:
-            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+    _test_server(session)
+    session.run(
+        "pytest", "-p", "no:cacheprovider", "tests/integration", *session.posargs,
+        env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
+             "CQLCODEC_EXPECT": impl, "CQLCODEC_DRIVER": driver},
+    )
 
 
 @nox.session(python="3.11")
@@ -431,11 +451,17 @@ def bench(session: nox.Session) -> None:
             compile_flag = "1" if name == "cqlcodec-compiled" else "0"
             python = bench_venv(session, os.path.join(tmp, "envs"), name, [source, *requirements],
                                 env={"CQLCODEC_COMPILE": compile_flag, "MYPYC_OPT_LEVEL": "3"})
+            if name == "cqlcodec-compiled":  # the length-word floor, compiled as cqlcodec is
+                session.run(python, "-m", "pip", "install", "-q", "mypy==2.4.1", external=True)
+                floor_dir = os.path.join(tmp, "floor")
+                session.run(python, "tools/build_floor.py", floor_dir, external=True,
+                            env={"MYPYC_OPT_LEVEL": "3"})
         else:
             python = bench_venv(session, os.path.join(tmp, "envs"), name, requirements)
         workers += ["--worker", f"{python}={impls}"]
     command = " ".join(["nox -s bench", *(["--", *session.posargs] if session.posargs else [])])
-    session.run("python", "benchmarks/run.py", *workers, "--command", command, *session.posargs)
+    session.run("python", "benchmarks/run.py", *workers, "--command", command, *session.posargs,
+                env={"CQLCODEC_FLOOR_DIR": os.path.join(tmp, "floor")})
 
 
 # --- fuzzing: hostile input, resource bounds, threads and leaks, per build ---

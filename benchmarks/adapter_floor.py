@@ -6,6 +6,8 @@ are the yardstick of the "within 1.2x of the floor" targets.
 
 from __future__ import annotations
 
+import importlib
+import os
 import struct
 import sys
 import uuid
@@ -71,6 +73,10 @@ class FloorAdapter:
             return [list(r) for r in wl.rows_case(case.key).rows]
         if case.kind == "bind":
             return wl.bind_case(case.key).expected
+        if case.kind == "columns":
+            if case.key == "d":
+                return [v for _k, v in wl.rows_case("d").rows]
+            return len(wl.rows_case(case.key).prepared)
         raise h.Unsupported(case.kind)
 
     def _build(self, case: h.Case) -> h.Bench:
@@ -104,6 +110,8 @@ class FloorAdapter:
             return _rows_numpy_floor(case.key)
         if kind == "bind":
             return _bind_floor(case.key)
+        if kind == "columns":
+            return _columns_floor(case.key)
         raise h.Unsupported(f"no floor for {kind}")
 
 
@@ -268,3 +276,40 @@ class _Encoder:
 
     def __call__(self, value: object) -> bytes:
         return wl.encode_value(self.spec, value)
+
+
+def _length_word_walk() -> object:
+    """The compiled length-word walk (benchmarks/native/lengthword_floor.py, built by
+    ``nox -s bench`` into ``CQLCODEC_FLOOR_DIR``)."""
+    where = os.environ.get("CQLCODEC_FLOOR_DIR", "")
+    if where and where not in sys.path:
+        sys.path.insert(0, where)
+    try:
+        module = importlib.import_module("lengthword_floor")
+    except ImportError:
+        raise h.Unsupported("the compiled length-word floor is not built (tools/build_floor.py)") from None
+    if not module.__file__ or not module.__file__.endswith(".so"):
+        raise h.Unsupported("lengthword_floor is not compiled")
+    return module.walk_length_words
+
+
+def _columns_floor(key: str) -> h.Bench:
+    """W5 columnar floors: (d) one frombuffer + astype of the page's 100 x 768 floats as
+    one block; (b), (c), (e) the compiled walk over every cell's length word."""
+    rc = wl.rows_case(key)
+    body = rc.prepared
+    if key == "d":
+        vectors: list[list[float]] = [list(v) for _k, v in rc.rows]  # type: ignore[call-overload]
+        block = b"".join(struct.pack(">768f", *v) for v in vectors)
+        return h.Bench("frombuffer(block, be_f4).astype(f4).reshape(rows, 768)",
+                       {"frombuffer": np.frombuffer, "block": block, "be_f4": np.dtype(">f4"),
+                        "f4": np.float32, "rows": len(rc.rows)},
+                       "one np.frombuffer('>f4').astype(float32) of the same values")
+    kind, flags, ncols = struct.unpack_from(">iii", body, 0)
+    if kind != 2 or flags != 0x0004:  # a Rows page without metadata or paging state
+        raise h.Unsupported(f"W5 ({key}): unexpected page header {kind}/{flags:#x}")
+    nrows = struct.unpack_from(">i", body, 12)[0]
+    return h.Bench("walk(body, 16, end, nrows, ncols)",
+                   {"walk": _length_word_walk(), "body": body, "end": len(body), "nrows": nrows,
+                    "ncols": ncols},
+                   "compiled walk over every cell's [int] length (benchmarks/native)")

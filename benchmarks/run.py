@@ -305,21 +305,24 @@ COLUMNAR_ROWS: Final[list[tuple[str, str, str]]] = [  # label, case, W5 key
 
 def columnar_table(results: Results, status: Status) -> str:
     """W5 through decode_columns next to the row paths and the drivers' NumpyProtocolHandler."""
-    headers = ["W5 case", "C µs", "P µs", "S numpy µs", "D numpy µs", "S rows µs", "C rows µs", "P rows µs",
-               "S rows / C", "S numpy / C", "C rows / C", "P rows / P"]
+    headers = ["W5 case", "C µs", "floor µs", "P µs", "S numpy µs", "D numpy µs", "S rows µs", "C rows µs",
+               "P rows µs", "C / floor", "S rows / C", "S numpy / C", "C rows / C", "P rows / P"]
     rows = []
     for label, cid, key in COLUMNAR_ROWS:
         if cid not in results:
             continue
         handler, row_case = f"W5/columnar/{key}", f"W5/prepared/{key}"
-        rows.append([label, _cell(results, status, cid, C), _cell(results, status, cid, P),
+        rows.append([label, _cell(results, status, cid, C), _cell(results, status, cid, F),
+                     _cell(results, status, cid, P),
                      _cell(results, status, handler, S), _cell(results, status, handler, D),
                      _cell(results, status, row_case, S), _cell(results, status, row_case, C),
-                     _cell(results, status, row_case, P),
+                     _cell(results, status, row_case, P), _over(results, cid, C, cid, F),
                      _over(results, row_case, S, cid, C), _over(results, handler, S, cid, C),
                      _over(results, row_case, C, cid, C), _over(results, row_case, P, cid, P)])
     return (f"### {h.GROUP_TITLES['W5col']}\n\n" + markdown_table(headers, rows) + "\n\n"
-            "C/P = `decode_columns(body, 4, prepared)` (compiled/interpreted; (d): "
+            "floor = a compiled walk that reads every cell's length word and steps over its "
+            "bytes, nothing else ((d): one `frombuffer('>f4').astype(float32)` of the same "
+            "values); C/P = `decode_columns(body, 4, prepared)` (compiled/interpreted; (d): "
             "`['embedding'].to_numpy()`, a (100, 768) float32 array); S/D numpy = the drivers' "
             "`NumpyProtocolHandler` on the same body ((d): plus `numpy.array(..., float32)` of its "
             "object array of lists); rows = the row paths of the W5 table (`W5/prepared/*`).")
@@ -467,18 +470,24 @@ def targets(results: Results, memory: Memory) -> list[Target]:
     for cid in ("W1/list/1536", "W1/rowpath/1536", "W2/list/1536"):
         at_least(f"{cid}, cassandra pure path / cqlcodec interpreted", r(cid, DP, P), 10.0)
     for key in "ce":
+        at_most(f"W5 ({key}) columnar, cqlcodec decode_columns / length-word floor",
+                r(f"W5/columnar/{key}", C, F), 1.5)
         at_least(f"W5 ({key}) columnar, scylla row path / cqlcodec decode_columns",
                  r(f"W5/columnar/{key}", S, C, f"W5/prepared/{key}"), 10.0)
         at_least(f"W5 ({key}) columnar, scylla NumpyProtocolHandler / cqlcodec decode_columns",
                  r(f"W5/columnar/{key}", S, C), 3.0)
     at_least("W5 (d) columnar (100, 768) float32 matrix, scylla row path / cqlcodec",
              r("W5/columnar/d", S, C, "W5/prepared/d"), 300.0)
+    at_most("W5 (d) columnar matrix, cqlcodec / floor (one frombuffer + astype)",
+            r("W5/columnar/d", C, F), 1.5)
     at_least("W7 to pandas, scylla rows + DataFrame / cqlcodec to_pandas (time)",
              r("W7/pandas", S, C, "W7/rows-pandas"), 10.0)
     at_least("W7 to pandas, peak memory scylla rows + DataFrame / cqlcodec to_pandas (goal: <= 1/5)",
              mem("W7/pandas", S, C, "W7/rows-pandas"), 5.0)
     at_least("W5 (c) interpreted, cqlcodec row path / decode_columns",
-             r("W5/columnar/c", P, P, "W5/prepared/c"), 3.0)
+             r("W5/columnar/c", P, P, "W5/prepared/c"), 2.0)
+    worst("W5 interpreted, cqlcodec row path / decode_columns, every page",
+          [(f"({key})", r(f"W5/columnar/{key}", P, P, f"W5/prepared/{key}")) for key in "bce"])
     for key in "abcde":  # the retired ">= 4x" target: kept as information
         out.append(Target(f"W5 ({key}) prepared, cqlcodec interpreted / compiled", INFO,
                           r(f"W5/prepared/{key}", P, C), None))

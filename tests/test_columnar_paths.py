@@ -1,7 +1,8 @@
 """decode_columns' page decoders, each against the row path on the same bodies.
 
 Two decoders turn a page's cells into column builders: the walk
-(``cqlcodec.columnar.walk.walk_rows``; compiled in the compiled build) and the
+(``cqlcodec.columnar.walk.walk_rows``; compiled in the compiled build: the slot walk
+of ``cqlcodec.columnar.slots``, else the checked walk) and the
 interpreted build's numpy decoder (``cqlcodec.columnar.vectorised``), which finds
 the row starts one of several ways (a regular layout, guessed lengths, a pattern,
 an exact scan) and checks the guess against the length words. Every decoder and
@@ -43,7 +44,7 @@ WAYS = {} if not HAVE_NUMPY else {
     "regular": vectorised.REGULAR, "low byte": vectorised.LOW_BYTE,
     "whole word": vectorised.WHOLE_WORD, "pattern": vectorised.PATTERN,
     "exact": vectorised.EXACT}
-DECODERS = ["walk", "numpy"] + [f"numpy {name}" for name in WAYS]
+DECODERS = ["walk", "slot walk", "checked walk", "numpy"] + [f"numpy {name}" for name in WAYS]
 
 
 def columns_by(body: bytes, pv: int, how: str) -> list[list[Any]] | None:
@@ -52,6 +53,17 @@ def columns_by(body: bytes, pv: int, how: str) -> list[list[Any]] | None:
     head = read_rows_header(body, 4, end, pv, None, 0, None)
     if how == "walk":
         nodes, unset, _n = walk.walk_rows(body, head.rows_at, end, head.desc, False)
+    elif how in ("slot walk", "checked walk"):
+        nrows, pos = walk.rows_count(body, head.rows_at, end, len(head.desc.codecs))
+        if how == "checked walk":
+            nodes, unset, _n = walk.checked_walk(body, pos, end, nrows, head.desc, False)
+        else:
+            if nrows == 0:
+                return None
+            slotted = walk.slot_walk(body, pos, end, nrows, head.desc, False)
+            if slotted is None:
+                return None
+            nodes, unset = slotted, [[] for _node in slotted]
     else:
         if not HAVE_NUMPY:
             return None
@@ -85,8 +97,8 @@ def check_decoders(body: bytes, pv: int) -> dict[str, bool]:
             took[how] = True
             continue
         took[how] = got is not None
-        if got is None:  # the numpy decoder leaves pages without rows to the walk
-            assert how != "walk"
+        if got is None:  # the numpy decoder and the slot walk leave pages to the walk
+            assert how not in ("walk", "checked walk")
             assert how != "numpy exact" or expected is None or not any(expected), how
             continue
         assert expected is not None, f"{how} accepted what the row path refuses"
@@ -178,6 +190,28 @@ def test_flat_pages_every_decoder(seed: int, pv: int) -> None:
     body = flat_page(rng, types, rng.choice([1, 9, 40, 150]), rng.choice([0, 0, 0.05, 0.5]),
                      rng.choice([0, 0, 0.05]), rng.choice([0, 0, 0.1]))
     check_decoders(body, pv)
+
+
+@given(st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_wide_flat_pages_every_decoder(seed: int) -> None:
+    # more columns than one slot group holds: the slot walk goes group by group per row
+    rng = random.Random(seed)
+    types = [rng.choice(FLAT) for _ in range(rng.randint(9, 30))]
+    body = flat_page(rng, types, rng.choice([1, 7, 40]), rng.choice([0, 0.1, 0.5]),
+                     rng.choice([0, 0, 0.05]), rng.choice([0, 0.1]))
+    check_decoders(body, 4)
+
+
+def test_slot_walk_takes_flat_pages_and_leaves_not_set_cells() -> None:
+    rng = random.Random(11)
+    mixed = ["int", "bigint", "double", "text", "boolean"]
+    for types, nulls in ((mixed, 0.0), (mixed, 0.2), (FLAT, 0.1), (FLAT * 3, 0.3)):
+        took = _took(flat_page(rng, types, 60, nulls, long=0.1))
+        assert took["slot walk"], (types, nulls)
+    body = rows_body([col("a", "int"), col("b", "text")], [[NOT_SET, b"x"], [b"\0\0\0\1", NOT_SET]])
+    took = _took(body)
+    assert not took["slot walk"] and took["checked walk"]
 
 
 def _took(body: bytes) -> dict[str, bool]:
@@ -300,7 +334,11 @@ def test_decimal_scales_decide_the_arrow_form(rows: int) -> None:
 @pytest.mark.skipif(cqlcodec.COMPILED or not HAVE_NUMPY,
                     reason="the numpy decoder serves the interpreted build")
 def test_interpreted_build_decodes_with_numpy() -> None:
-    body = flat_page(random.Random(1), ["int", "text", "decimal", "varint"], 30, 0.1)
+    body = flat_page(random.Random(1), ["int", "text", "decimal", "varint"], 60, 0.1)
     head = read_rows_header(body, 4, len(body), 4, None, 0, None)
     assert walk.vectorised_rows(body, head.rows_at, len(body), head.desc, False) is not None
     assert_like_rows(body, 4)
+    small = flat_page(random.Random(1), ["int", "text", "decimal", "varint"], 49, 0.1)
+    head = read_rows_header(small, 4, len(small), 4, None, 0, None)  # numpy costs more here
+    assert walk.vectorised_rows(small, head.rows_at, len(small), head.desc, False) is None
+    assert_like_rows(small, 4)

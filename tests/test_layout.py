@@ -180,11 +180,15 @@ def test_kinds_is_a_real_module() -> None:
     assert cqlcodec.kinds.INT == 0x0009
 
 
-def test_generated_row_loops_are_current() -> None:
-    script = ROOT / "tools" / "gen_rowloops.py"
+@pytest.mark.parametrize(("script_name", "generated"), [
+    ("gen_rowloops.py", ("protocol", "rowloops.py")),
+    ("gen_slots.py", ("columnar", "slots.py")),
+])
+def test_generated_loops_are_current(script_name: str, generated: tuple[str, str]) -> None:
+    script = ROOT / "tools" / script_name
     if not script.exists():
         pytest.skip("tools/ is not beside the tests")
     result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert "GENERATED FILE - DO NOT EDIT" in (PACKAGE / "protocol" / "rowloops.py").read_text()
+    assert "GENERATED FILE - DO NOT EDIT" in PACKAGE.joinpath(*generated).read_text()

@@ -11,9 +11,10 @@ written out here from a single template (CELL_TEMPLATE) and never by hand.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from codegen import write_or_check
 
 MAX_COLUMNS = 8
 TARGET = Path(__file__).resolve().parent.parent / "cqlcodec" / "protocol" / "rowloops.py"
@@ -115,20 +116,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if the file is not what this script makes")
-    args = parser.parse_args(argv)
-    text = render()
-    current = TARGET.read_text() if TARGET.exists() else ""
-    if args.check:
-        if current != text:
-            print(f"{TARGET} is out of date: run python tools/gen_rowloops.py", file=sys.stderr)
-            return 1
-        return 0
-    if current != text:
-        TARGET.write_text(text)
-    return 0
+    return write_or_check(argv, TARGET, render(), "gen_rowloops.py", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

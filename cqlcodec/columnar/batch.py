@@ -126,8 +126,16 @@ class ColumnBatch:
 
     def __init__(self, page: Page) -> None:
         self._page = page
-        self._columns = [Column(spec, node, unset) for spec, node, unset
-                         in zip(page.columns, page.nodes, page.unset)]
+        self._made: list[Column] | None = None
+
+    @property
+    def _columns(self) -> list[Column]:
+        made = self._made
+        if made is None:  # on first use: a page read only through Arrow never needs them
+            page = self._page
+            made = self._made = [Column(spec, node, unset) for spec, node, unset
+                                 in zip(page.columns, page.nodes, page.unset)]
+        return made
 
     @property
     def num_rows(self) -> int:

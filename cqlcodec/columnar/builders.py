@@ -70,13 +70,21 @@ _frozen_map: Final = FrozenMap._wrap
 _int_from_bytes: Final = int.from_bytes
 
 
-def _typecode(size: int, floating: bool) -> str:
-    if floating:
-        return "f" if size == 4 else "d"
+def _find_typecode(size: int) -> str:
     for code in ("b", "h", "i", "l", "q"):
         if array(code).itemsize == size:
             return code
     raise RuntimeError(f"no array typecode of {size} bytes")
+
+
+_INT_TYPECODES: Final = {size: _find_typecode(size) for size in (1, 2, 4, 8)}
+
+
+def _typecode(size: int, floating: bool) -> str:
+    if floating:
+        return "f" if size == 4 else "d"
+    code = _INT_TYPECODES.get(size)
+    return code if code is not None else _find_typecode(size)
 
 
 def native(data: bytes, code: str) -> bytes:

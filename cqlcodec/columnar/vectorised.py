@@ -5,7 +5,8 @@ microseconds per cell. Here a RESULT Rows page becomes columns with a few
 numpy operations per column instead, in three steps:
 
 1. **Row starts.** Each row's first byte, found by the first of these that
-   works (the one that worked last time for this column layout is tried first):
+   works (the one that worked last time for this column layout, on a page with or
+   without a null length word, is tried first):
    a page whose cells all have their type's width is *regular* (rows of one
    size, no Python per row); a generated loop that takes every fixed-width cell
    to have its width and reads only the variable-width cells' lengths (one byte
@@ -84,6 +85,9 @@ EXACT = 4
 WAYS = (REGULAR, LOW_BYTE, WHOLE_WORD, PATTERN, EXACT)
 
 
+_NULL_WORD = b"\xff\xff\xff\xff"  # the length word of a null cell
+
+
 class _Stop(Exception):
     """A guess at the row starts that cannot be right."""
 
@@ -99,7 +103,10 @@ class Layout:
         self.low_byte = _scan_loop(widths, True)
         self.whole_word = _scan_loop(widths, False)
         self.pattern = _row_pattern(widths) if ATOMIC_GROUPS else None
-        self.first = REGULAR if self.fixed else LOW_BYTE
+        # the way that worked last, for pages without and with a null length word
+        # (pages of one table differ in nulls: the ways that guess fixed-width cells
+        # fail on nulls, and a page without them is faster the first way)
+        self.first = [REGULAR if self.fixed else LOW_BYTE] * 2
 
 
 _LAYOUT_LIMIT = 128
@@ -536,8 +543,9 @@ def decode_rows(buf: bytes, p: int, end: int, desc: RowsDesc, large: bool,
     pos = p + 4
     words = np.ndarray((end - 3,), dtype=">i4", buffer=buf, strides=(1,))
     found = None
+    nulls = int(buf.find(_NULL_WORD, pos, end) >= 0)  # at least a byte pattern like one
     if ways is None:
-        first = layout.first
+        first = layout.first[nulls]
         ways = (first,) + tuple(w for w in WAYS if w != first)
     for way in ways:
         try:
@@ -546,7 +554,7 @@ def decode_rows(buf: bytes, p: int, end: int, desc: RowsDesc, large: bool,
             continue
         found = _cells(layout, words, starts, end)
         if found is not None:
-            layout.first = way
+            layout.first[nulls] = way
             break
         if way == EXACT:
             raise malformed("rows", pos, "the cells do not end where the body ends")
