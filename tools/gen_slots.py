@@ -27,13 +27,13 @@ HEADER = '''\
 # change the template and run `python tools/gen_slots.py` (a test checks this file).
 """The columnar page walk over groups of up to {slots} column slots (the compiled fast path).
 
-Each column of a page is a slot of a :class:`SlotGroup`: its kind (an ``S_`` code of
-:mod:`cqlcodec.columnar.walk`), the width its length words must hold, and its
-builder's buffers. :meth:`SlotGroup.walk` reads every row of a page of at most
-{slots} columns with every slot in locals; :meth:`SlotGroup.row` reads one row's
-cells of one group, for wider pages. Values go straight into the builders'
-little-endian buffers; a null marks validity (ones for the rows before the first)
-and writes the slot's placeholder.
+Each column of a page is a slot of a :class:`SlotGroup`: its kind (an ``S_`` code
+below), the width its length words must hold, and its builder's buffers.
+:meth:`SlotGroup.walk` reads every row of a page of at most {slots} columns with
+every slot in locals; :meth:`SlotGroup.row` reads one row's cells of one group,
+for wider pages. Values go straight into the builders' little-endian buffers; a
+null writes the slot's placeholder and its row number, and :meth:`SlotGroup.close`
+makes the validity bytes once.
 
 Anything else (a length of the wrong width, "not set", a negative or truncated
 length, a time out of range) raises :class:`SlotStop`: the caller then walks the
@@ -62,18 +62,18 @@ from cqlcodec.runtime.buffers import (
 SLOTS: Final = {slots}
 """Columns per group."""
 
-# slot kinds (the same codes as cqlcodec.columnar.walk's S_ constants)
-K_NONE: Final = -1  # no column in this slot
-K_NODE: Final = 0  # the builder's append
-K_I8: Final = 1
-K_I16: Final = 2
-K_I32: Final = 3
-K_I64: Final = 4
-K_DATE: Final = 5
-K_TIME: Final = 6
-K_BOOL: Final = 7
-K_UUID: Final = 8
-K_BYTES: Final = 9
+# how a walk writes a column's cells (a slot's kind here, Sink.kind in cqlcodec.columnar.walk)
+S_NONE: Final = -1  # no column in this slot
+S_NODE: Final = 0  # the builder's append (nested and rarer types, encrypted columns)
+S_I8: Final = 1
+S_I16: Final = 2
+S_I32: Final = 3  # int, float (the bits)
+S_I64: Final = 4  # bigint, counter, double, timestamp
+S_DATE: Final = 5
+S_TIME: Final = 6
+S_BOOL: Final = 7
+S_UUID: Final = 8
+S_BYTES: Final = 9  # text, ascii, blob with 32-bit offsets
 NO_WIDTH: Final = 1 << 40  # never a length word: the slot has no fixed width
 _DATE_OFFSET: Final = 1 << 31
 
@@ -141,11 +141,10 @@ class SlotGroup:
                  data: list[BytesWriter], offsets: list[BytesWriter]) -> None:
         count = len(nodes)
         none = BytesWriter()
-        self.count: Final = count
 '''
 
 SLOT_FIELDS = '''\
-        self.k{i}: Final[i64] = kinds[{i}] if count > {i} else K_NONE
+        self.k{i}: Final[i64] = kinds[{i}] if count > {i} else S_NONE
         self.x{i}: Final[i64] = widths[{i}] if count > {i} else NO_WIDTH
         self.w{i}: Final = data[{i}] if count > {i} else none
         self.o{i}: Final = offsets[{i}] if count > {i} else none
@@ -159,7 +158,7 @@ CLOSE = '''
 '''
 
 CLOSE_SLOT = '''\
-        if self.k{i} > K_NODE:
+        if self.k{i} > S_NODE:
             mark_nulls(self.b{i}, self.u{i}.getvalue(), nrows)
 '''
 
@@ -179,41 +178,41 @@ ROW = '''
 # an empty one, or a stop (null before the rest: one mispredicted branch per null, not two).
 # {a} is "" in walk() (the slot's fields are locals) and "self." in row().
 CELL = '''\
-{p}if {a}k{i} != K_NONE:
+{p}if {a}k{i} != S_NONE:
 {p}    if pos + 4 > end:
 {p}        raise SlotStop()
 {p}    n0 = read_i32_be(buf, pos)
 {p}    n = n0
 {p}    pos += 4
 {p}    if n == {a}x{i}:
-{p}        if {a}k{i} == K_I64:
+{p}        if {a}k{i} == S_I64:
 {p}            write_i64_le({a}w{i}, read_i64_be(buf, pos))
-{p}        elif {a}k{i} == K_I32:
+{p}        elif {a}k{i} == S_I32:
 {p}            write_i32_le({a}w{i}, read_i32_be(buf, pos))
-{p}        elif {a}k{i} == K_BOOL:
+{p}        elif {a}k{i} == S_BOOL:
 {p}            {a}w{i}.append(1 if buf[pos] != 0 else 0)
-{p}        elif {a}k{i} == K_UUID:
+{p}        elif {a}k{i} == S_UUID:
 {p}            write_i64_le({a}w{i}, read_i64_le(buf, pos))
 {p}            write_i64_le({a}w{i}, read_i64_le(buf, pos + 8))
-{p}        elif {a}k{i} == K_DATE:
+{p}        elif {a}k{i} == S_DATE:
 {p}            d{i}: int = read_i32_be(buf, pos)
 {p}            write_i32_le({a}w{i}, d{i} + _DATE_OFFSET if d{i} < 0 else d{i} - _DATE_OFFSET)
-{p}        elif {a}k{i} == K_TIME:
+{p}        elif {a}k{i} == S_TIME:
 {p}            t{i}: i64 = read_i64_be(buf, pos)
 {p}            if t{i} < 0 or t{i} >= NANOS_PER_DAY:
 {p}                raise SlotStop()
 {p}            write_i64_le({a}w{i}, t{i})
-{p}        elif {a}k{i} == K_I16:
+{p}        elif {a}k{i} == S_I16:
 {p}            write_i16_le({a}w{i}, read_i16_be(buf, pos))
 {p}        else:
 {p}            {a}w{i}.append(buf[pos])
 {p}        pos += n
 {p}    elif n == -1:
-{p}        if {a}k{i} == K_NODE:
+{p}        if {a}k{i} == S_NODE:
 {p}            {a}b{i}.append_null()
 {p}        else:
 {p}            write_i32_le({a}u{i}, i32(r))
-{p}            if {a}k{i} == K_BYTES:
+{p}            if {a}k{i} == S_BYTES:
 {p}                write_i32_le({a}o{i}, i32(len({a}w{i})))
 {p}            elif {a}x{i} == 8:
 {p}                write_i64_le({a}w{i}, 0)
@@ -226,7 +225,7 @@ CELL = '''\
 {p}    elif n >= 0:
 {p}        if n > end - pos:
 {p}            raise SlotStop()
-{p}        if {a}k{i} == K_BYTES:
+{p}        if {a}k{i} == S_BYTES:
 {p}            if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
 {p}                write_i64_le({a}w{i}, read_i64_le(buf, pos))
 {p}                write_i64_le({a}w{i}, read_i64_le(buf, pos + 8))
@@ -236,7 +235,7 @@ CELL = '''\
 {p}            else:
 {p}                copy_value({a}w{i}, buf, pos, n)
 {p}            write_i32_le({a}o{i}, i32(len({a}w{i})))
-{p}        elif {a}k{i} == K_NODE:
+{p}        elif {a}k{i} == S_NODE:
 {p}            {a}b{i}.append(buf, pos, n)
 {p}        elif n == 0:  # an empty fixed-width value reads as null
 {p}            write_i32_le({a}u{i}, i32(r))

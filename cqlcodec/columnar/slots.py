@@ -2,13 +2,13 @@
 # change the template and run `python tools/gen_slots.py` (a test checks this file).
 """The columnar page walk over groups of up to 8 column slots (the compiled fast path).
 
-Each column of a page is a slot of a :class:`SlotGroup`: its kind (an ``S_`` code of
-:mod:`cqlcodec.columnar.walk`), the width its length words must hold, and its
-builder's buffers. :meth:`SlotGroup.walk` reads every row of a page of at most
-8 columns with every slot in locals; :meth:`SlotGroup.row` reads one row's
-cells of one group, for wider pages. Values go straight into the builders'
-little-endian buffers; a null marks validity (ones for the rows before the first)
-and writes the slot's placeholder.
+Each column of a page is a slot of a :class:`SlotGroup`: its kind (an ``S_`` code
+below), the width its length words must hold, and its builder's buffers.
+:meth:`SlotGroup.walk` reads every row of a page of at most 8 columns with
+every slot in locals; :meth:`SlotGroup.row` reads one row's cells of one group,
+for wider pages. Values go straight into the builders' little-endian buffers; a
+null writes the slot's placeholder and its row number, and :meth:`SlotGroup.close`
+makes the validity bytes once.
 
 Anything else (a length of the wrong width, "not set", a negative or truncated
 length, a time out of range) raises :class:`SlotStop`: the caller then walks the
@@ -37,18 +37,18 @@ from cqlcodec.runtime.buffers import (
 SLOTS: Final = 8
 """Columns per group."""
 
-# slot kinds (the same codes as cqlcodec.columnar.walk's S_ constants)
-K_NONE: Final = -1  # no column in this slot
-K_NODE: Final = 0  # the builder's append
-K_I8: Final = 1
-K_I16: Final = 2
-K_I32: Final = 3
-K_I64: Final = 4
-K_DATE: Final = 5
-K_TIME: Final = 6
-K_BOOL: Final = 7
-K_UUID: Final = 8
-K_BYTES: Final = 9
+# how a walk writes a column's cells (a slot's kind here, Sink.kind in cqlcodec.columnar.walk)
+S_NONE: Final = -1  # no column in this slot
+S_NODE: Final = 0  # the builder's append (nested and rarer types, encrypted columns)
+S_I8: Final = 1
+S_I16: Final = 2
+S_I32: Final = 3  # int, float (the bits)
+S_I64: Final = 4  # bigint, counter, double, timestamp
+S_DATE: Final = 5
+S_TIME: Final = 6
+S_BOOL: Final = 7
+S_UUID: Final = 8
+S_BYTES: Final = 9  # text, ascii, blob with 32-bit offsets
 NO_WIDTH: Final = 1 << 40  # never a length word: the slot has no fixed width
 _DATE_OFFSET: Final = 1 << 31
 
@@ -116,50 +116,49 @@ class SlotGroup:
                  data: list[BytesWriter], offsets: list[BytesWriter]) -> None:
         count = len(nodes)
         none = BytesWriter()
-        self.count: Final = count
-        self.k0: Final[i64] = kinds[0] if count > 0 else K_NONE
+        self.k0: Final[i64] = kinds[0] if count > 0 else S_NONE
         self.x0: Final[i64] = widths[0] if count > 0 else NO_WIDTH
         self.w0: Final = data[0] if count > 0 else none
         self.o0: Final = offsets[0] if count > 0 else none
         self.u0: Final = BytesWriter() if count > 0 else none
         self.b0: Final = nodes[0] if count > 0 else nodes[0]
-        self.k1: Final[i64] = kinds[1] if count > 1 else K_NONE
+        self.k1: Final[i64] = kinds[1] if count > 1 else S_NONE
         self.x1: Final[i64] = widths[1] if count > 1 else NO_WIDTH
         self.w1: Final = data[1] if count > 1 else none
         self.o1: Final = offsets[1] if count > 1 else none
         self.u1: Final = BytesWriter() if count > 1 else none
         self.b1: Final = nodes[1] if count > 1 else nodes[0]
-        self.k2: Final[i64] = kinds[2] if count > 2 else K_NONE
+        self.k2: Final[i64] = kinds[2] if count > 2 else S_NONE
         self.x2: Final[i64] = widths[2] if count > 2 else NO_WIDTH
         self.w2: Final = data[2] if count > 2 else none
         self.o2: Final = offsets[2] if count > 2 else none
         self.u2: Final = BytesWriter() if count > 2 else none
         self.b2: Final = nodes[2] if count > 2 else nodes[0]
-        self.k3: Final[i64] = kinds[3] if count > 3 else K_NONE
+        self.k3: Final[i64] = kinds[3] if count > 3 else S_NONE
         self.x3: Final[i64] = widths[3] if count > 3 else NO_WIDTH
         self.w3: Final = data[3] if count > 3 else none
         self.o3: Final = offsets[3] if count > 3 else none
         self.u3: Final = BytesWriter() if count > 3 else none
         self.b3: Final = nodes[3] if count > 3 else nodes[0]
-        self.k4: Final[i64] = kinds[4] if count > 4 else K_NONE
+        self.k4: Final[i64] = kinds[4] if count > 4 else S_NONE
         self.x4: Final[i64] = widths[4] if count > 4 else NO_WIDTH
         self.w4: Final = data[4] if count > 4 else none
         self.o4: Final = offsets[4] if count > 4 else none
         self.u4: Final = BytesWriter() if count > 4 else none
         self.b4: Final = nodes[4] if count > 4 else nodes[0]
-        self.k5: Final[i64] = kinds[5] if count > 5 else K_NONE
+        self.k5: Final[i64] = kinds[5] if count > 5 else S_NONE
         self.x5: Final[i64] = widths[5] if count > 5 else NO_WIDTH
         self.w5: Final = data[5] if count > 5 else none
         self.o5: Final = offsets[5] if count > 5 else none
         self.u5: Final = BytesWriter() if count > 5 else none
         self.b5: Final = nodes[5] if count > 5 else nodes[0]
-        self.k6: Final[i64] = kinds[6] if count > 6 else K_NONE
+        self.k6: Final[i64] = kinds[6] if count > 6 else S_NONE
         self.x6: Final[i64] = widths[6] if count > 6 else NO_WIDTH
         self.w6: Final = data[6] if count > 6 else none
         self.o6: Final = offsets[6] if count > 6 else none
         self.u6: Final = BytesWriter() if count > 6 else none
         self.b6: Final = nodes[6] if count > 6 else nodes[0]
-        self.k7: Final[i64] = kinds[7] if count > 7 else K_NONE
+        self.k7: Final[i64] = kinds[7] if count > 7 else S_NONE
         self.x7: Final[i64] = widths[7] if count > 7 else NO_WIDTH
         self.w7: Final = data[7] if count > 7 else none
         self.o7: Final = offsets[7] if count > 7 else none
@@ -168,21 +167,21 @@ class SlotGroup:
 
     def close(self, nrows: i64) -> None:
         """Hand the row and null counts to the builders the walk wrote directly."""
-        if self.k0 > K_NODE:
+        if self.k0 > S_NODE:
             mark_nulls(self.b0, self.u0.getvalue(), nrows)
-        if self.k1 > K_NODE:
+        if self.k1 > S_NODE:
             mark_nulls(self.b1, self.u1.getvalue(), nrows)
-        if self.k2 > K_NODE:
+        if self.k2 > S_NODE:
             mark_nulls(self.b2, self.u2.getvalue(), nrows)
-        if self.k3 > K_NODE:
+        if self.k3 > S_NODE:
             mark_nulls(self.b3, self.u3.getvalue(), nrows)
-        if self.k4 > K_NODE:
+        if self.k4 > S_NODE:
             mark_nulls(self.b4, self.u4.getvalue(), nrows)
-        if self.k5 > K_NODE:
+        if self.k5 > S_NODE:
             mark_nulls(self.b5, self.u5.getvalue(), nrows)
-        if self.k6 > K_NODE:
+        if self.k6 > S_NODE:
             mark_nulls(self.b6, self.u6.getvalue(), nrows)
-        if self.k7 > K_NODE:
+        if self.k7 > S_NODE:
             mark_nulls(self.b7, self.u7.getvalue(), nrows)
 
     def walk(self, buf: bytes, pos: i64, end: i64, nrows: i64) -> i64:
@@ -239,41 +238,41 @@ class SlotGroup:
         n: i64 = 0
         r: i64 = 0
         while r < nrows:
-            if k0 != K_NONE:
+            if k0 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x0:
-                    if k0 == K_I64:
+                    if k0 == S_I64:
                         write_i64_le(w0, read_i64_be(buf, pos))
-                    elif k0 == K_I32:
+                    elif k0 == S_I32:
                         write_i32_le(w0, read_i32_be(buf, pos))
-                    elif k0 == K_BOOL:
+                    elif k0 == S_BOOL:
                         w0.append(1 if buf[pos] != 0 else 0)
-                    elif k0 == K_UUID:
+                    elif k0 == S_UUID:
                         write_i64_le(w0, read_i64_le(buf, pos))
                         write_i64_le(w0, read_i64_le(buf, pos + 8))
-                    elif k0 == K_DATE:
+                    elif k0 == S_DATE:
                         d0: int = read_i32_be(buf, pos)
                         write_i32_le(w0, d0 + _DATE_OFFSET if d0 < 0 else d0 - _DATE_OFFSET)
-                    elif k0 == K_TIME:
+                    elif k0 == S_TIME:
                         t0: i64 = read_i64_be(buf, pos)
                         if t0 < 0 or t0 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w0, t0)
-                    elif k0 == K_I16:
+                    elif k0 == S_I16:
                         write_i16_le(w0, read_i16_be(buf, pos))
                     else:
                         w0.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k0 == K_NODE:
+                    if k0 == S_NODE:
                         b0.append_null()
                     else:
                         write_i32_le(u0, i32(r))
-                        if k0 == K_BYTES:
+                        if k0 == S_BYTES:
                             write_i32_le(o0, i32(len(w0)))
                         elif x0 == 8:
                             write_i64_le(w0, 0)
@@ -286,7 +285,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k0 == K_BYTES:
+                    if k0 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w0, read_i64_le(buf, pos))
                             write_i64_le(w0, read_i64_le(buf, pos + 8))
@@ -296,7 +295,7 @@ class SlotGroup:
                         else:
                             copy_value(w0, buf, pos, n)
                         write_i32_le(o0, i32(len(w0)))
-                    elif k0 == K_NODE:
+                    elif k0 == S_NODE:
                         b0.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u0, i32(r))
@@ -306,41 +305,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k1 != K_NONE:
+            if k1 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x1:
-                    if k1 == K_I64:
+                    if k1 == S_I64:
                         write_i64_le(w1, read_i64_be(buf, pos))
-                    elif k1 == K_I32:
+                    elif k1 == S_I32:
                         write_i32_le(w1, read_i32_be(buf, pos))
-                    elif k1 == K_BOOL:
+                    elif k1 == S_BOOL:
                         w1.append(1 if buf[pos] != 0 else 0)
-                    elif k1 == K_UUID:
+                    elif k1 == S_UUID:
                         write_i64_le(w1, read_i64_le(buf, pos))
                         write_i64_le(w1, read_i64_le(buf, pos + 8))
-                    elif k1 == K_DATE:
+                    elif k1 == S_DATE:
                         d1: int = read_i32_be(buf, pos)
                         write_i32_le(w1, d1 + _DATE_OFFSET if d1 < 0 else d1 - _DATE_OFFSET)
-                    elif k1 == K_TIME:
+                    elif k1 == S_TIME:
                         t1: i64 = read_i64_be(buf, pos)
                         if t1 < 0 or t1 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w1, t1)
-                    elif k1 == K_I16:
+                    elif k1 == S_I16:
                         write_i16_le(w1, read_i16_be(buf, pos))
                     else:
                         w1.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k1 == K_NODE:
+                    if k1 == S_NODE:
                         b1.append_null()
                     else:
                         write_i32_le(u1, i32(r))
-                        if k1 == K_BYTES:
+                        if k1 == S_BYTES:
                             write_i32_le(o1, i32(len(w1)))
                         elif x1 == 8:
                             write_i64_le(w1, 0)
@@ -353,7 +352,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k1 == K_BYTES:
+                    if k1 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w1, read_i64_le(buf, pos))
                             write_i64_le(w1, read_i64_le(buf, pos + 8))
@@ -363,7 +362,7 @@ class SlotGroup:
                         else:
                             copy_value(w1, buf, pos, n)
                         write_i32_le(o1, i32(len(w1)))
-                    elif k1 == K_NODE:
+                    elif k1 == S_NODE:
                         b1.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u1, i32(r))
@@ -373,41 +372,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k2 != K_NONE:
+            if k2 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x2:
-                    if k2 == K_I64:
+                    if k2 == S_I64:
                         write_i64_le(w2, read_i64_be(buf, pos))
-                    elif k2 == K_I32:
+                    elif k2 == S_I32:
                         write_i32_le(w2, read_i32_be(buf, pos))
-                    elif k2 == K_BOOL:
+                    elif k2 == S_BOOL:
                         w2.append(1 if buf[pos] != 0 else 0)
-                    elif k2 == K_UUID:
+                    elif k2 == S_UUID:
                         write_i64_le(w2, read_i64_le(buf, pos))
                         write_i64_le(w2, read_i64_le(buf, pos + 8))
-                    elif k2 == K_DATE:
+                    elif k2 == S_DATE:
                         d2: int = read_i32_be(buf, pos)
                         write_i32_le(w2, d2 + _DATE_OFFSET if d2 < 0 else d2 - _DATE_OFFSET)
-                    elif k2 == K_TIME:
+                    elif k2 == S_TIME:
                         t2: i64 = read_i64_be(buf, pos)
                         if t2 < 0 or t2 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w2, t2)
-                    elif k2 == K_I16:
+                    elif k2 == S_I16:
                         write_i16_le(w2, read_i16_be(buf, pos))
                     else:
                         w2.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k2 == K_NODE:
+                    if k2 == S_NODE:
                         b2.append_null()
                     else:
                         write_i32_le(u2, i32(r))
-                        if k2 == K_BYTES:
+                        if k2 == S_BYTES:
                             write_i32_le(o2, i32(len(w2)))
                         elif x2 == 8:
                             write_i64_le(w2, 0)
@@ -420,7 +419,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k2 == K_BYTES:
+                    if k2 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w2, read_i64_le(buf, pos))
                             write_i64_le(w2, read_i64_le(buf, pos + 8))
@@ -430,7 +429,7 @@ class SlotGroup:
                         else:
                             copy_value(w2, buf, pos, n)
                         write_i32_le(o2, i32(len(w2)))
-                    elif k2 == K_NODE:
+                    elif k2 == S_NODE:
                         b2.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u2, i32(r))
@@ -440,41 +439,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k3 != K_NONE:
+            if k3 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x3:
-                    if k3 == K_I64:
+                    if k3 == S_I64:
                         write_i64_le(w3, read_i64_be(buf, pos))
-                    elif k3 == K_I32:
+                    elif k3 == S_I32:
                         write_i32_le(w3, read_i32_be(buf, pos))
-                    elif k3 == K_BOOL:
+                    elif k3 == S_BOOL:
                         w3.append(1 if buf[pos] != 0 else 0)
-                    elif k3 == K_UUID:
+                    elif k3 == S_UUID:
                         write_i64_le(w3, read_i64_le(buf, pos))
                         write_i64_le(w3, read_i64_le(buf, pos + 8))
-                    elif k3 == K_DATE:
+                    elif k3 == S_DATE:
                         d3: int = read_i32_be(buf, pos)
                         write_i32_le(w3, d3 + _DATE_OFFSET if d3 < 0 else d3 - _DATE_OFFSET)
-                    elif k3 == K_TIME:
+                    elif k3 == S_TIME:
                         t3: i64 = read_i64_be(buf, pos)
                         if t3 < 0 or t3 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w3, t3)
-                    elif k3 == K_I16:
+                    elif k3 == S_I16:
                         write_i16_le(w3, read_i16_be(buf, pos))
                     else:
                         w3.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k3 == K_NODE:
+                    if k3 == S_NODE:
                         b3.append_null()
                     else:
                         write_i32_le(u3, i32(r))
-                        if k3 == K_BYTES:
+                        if k3 == S_BYTES:
                             write_i32_le(o3, i32(len(w3)))
                         elif x3 == 8:
                             write_i64_le(w3, 0)
@@ -487,7 +486,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k3 == K_BYTES:
+                    if k3 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w3, read_i64_le(buf, pos))
                             write_i64_le(w3, read_i64_le(buf, pos + 8))
@@ -497,7 +496,7 @@ class SlotGroup:
                         else:
                             copy_value(w3, buf, pos, n)
                         write_i32_le(o3, i32(len(w3)))
-                    elif k3 == K_NODE:
+                    elif k3 == S_NODE:
                         b3.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u3, i32(r))
@@ -507,41 +506,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k4 != K_NONE:
+            if k4 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x4:
-                    if k4 == K_I64:
+                    if k4 == S_I64:
                         write_i64_le(w4, read_i64_be(buf, pos))
-                    elif k4 == K_I32:
+                    elif k4 == S_I32:
                         write_i32_le(w4, read_i32_be(buf, pos))
-                    elif k4 == K_BOOL:
+                    elif k4 == S_BOOL:
                         w4.append(1 if buf[pos] != 0 else 0)
-                    elif k4 == K_UUID:
+                    elif k4 == S_UUID:
                         write_i64_le(w4, read_i64_le(buf, pos))
                         write_i64_le(w4, read_i64_le(buf, pos + 8))
-                    elif k4 == K_DATE:
+                    elif k4 == S_DATE:
                         d4: int = read_i32_be(buf, pos)
                         write_i32_le(w4, d4 + _DATE_OFFSET if d4 < 0 else d4 - _DATE_OFFSET)
-                    elif k4 == K_TIME:
+                    elif k4 == S_TIME:
                         t4: i64 = read_i64_be(buf, pos)
                         if t4 < 0 or t4 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w4, t4)
-                    elif k4 == K_I16:
+                    elif k4 == S_I16:
                         write_i16_le(w4, read_i16_be(buf, pos))
                     else:
                         w4.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k4 == K_NODE:
+                    if k4 == S_NODE:
                         b4.append_null()
                     else:
                         write_i32_le(u4, i32(r))
-                        if k4 == K_BYTES:
+                        if k4 == S_BYTES:
                             write_i32_le(o4, i32(len(w4)))
                         elif x4 == 8:
                             write_i64_le(w4, 0)
@@ -554,7 +553,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k4 == K_BYTES:
+                    if k4 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w4, read_i64_le(buf, pos))
                             write_i64_le(w4, read_i64_le(buf, pos + 8))
@@ -564,7 +563,7 @@ class SlotGroup:
                         else:
                             copy_value(w4, buf, pos, n)
                         write_i32_le(o4, i32(len(w4)))
-                    elif k4 == K_NODE:
+                    elif k4 == S_NODE:
                         b4.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u4, i32(r))
@@ -574,41 +573,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k5 != K_NONE:
+            if k5 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x5:
-                    if k5 == K_I64:
+                    if k5 == S_I64:
                         write_i64_le(w5, read_i64_be(buf, pos))
-                    elif k5 == K_I32:
+                    elif k5 == S_I32:
                         write_i32_le(w5, read_i32_be(buf, pos))
-                    elif k5 == K_BOOL:
+                    elif k5 == S_BOOL:
                         w5.append(1 if buf[pos] != 0 else 0)
-                    elif k5 == K_UUID:
+                    elif k5 == S_UUID:
                         write_i64_le(w5, read_i64_le(buf, pos))
                         write_i64_le(w5, read_i64_le(buf, pos + 8))
-                    elif k5 == K_DATE:
+                    elif k5 == S_DATE:
                         d5: int = read_i32_be(buf, pos)
                         write_i32_le(w5, d5 + _DATE_OFFSET if d5 < 0 else d5 - _DATE_OFFSET)
-                    elif k5 == K_TIME:
+                    elif k5 == S_TIME:
                         t5: i64 = read_i64_be(buf, pos)
                         if t5 < 0 or t5 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w5, t5)
-                    elif k5 == K_I16:
+                    elif k5 == S_I16:
                         write_i16_le(w5, read_i16_be(buf, pos))
                     else:
                         w5.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k5 == K_NODE:
+                    if k5 == S_NODE:
                         b5.append_null()
                     else:
                         write_i32_le(u5, i32(r))
-                        if k5 == K_BYTES:
+                        if k5 == S_BYTES:
                             write_i32_le(o5, i32(len(w5)))
                         elif x5 == 8:
                             write_i64_le(w5, 0)
@@ -621,7 +620,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k5 == K_BYTES:
+                    if k5 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w5, read_i64_le(buf, pos))
                             write_i64_le(w5, read_i64_le(buf, pos + 8))
@@ -631,7 +630,7 @@ class SlotGroup:
                         else:
                             copy_value(w5, buf, pos, n)
                         write_i32_le(o5, i32(len(w5)))
-                    elif k5 == K_NODE:
+                    elif k5 == S_NODE:
                         b5.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u5, i32(r))
@@ -641,41 +640,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k6 != K_NONE:
+            if k6 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x6:
-                    if k6 == K_I64:
+                    if k6 == S_I64:
                         write_i64_le(w6, read_i64_be(buf, pos))
-                    elif k6 == K_I32:
+                    elif k6 == S_I32:
                         write_i32_le(w6, read_i32_be(buf, pos))
-                    elif k6 == K_BOOL:
+                    elif k6 == S_BOOL:
                         w6.append(1 if buf[pos] != 0 else 0)
-                    elif k6 == K_UUID:
+                    elif k6 == S_UUID:
                         write_i64_le(w6, read_i64_le(buf, pos))
                         write_i64_le(w6, read_i64_le(buf, pos + 8))
-                    elif k6 == K_DATE:
+                    elif k6 == S_DATE:
                         d6: int = read_i32_be(buf, pos)
                         write_i32_le(w6, d6 + _DATE_OFFSET if d6 < 0 else d6 - _DATE_OFFSET)
-                    elif k6 == K_TIME:
+                    elif k6 == S_TIME:
                         t6: i64 = read_i64_be(buf, pos)
                         if t6 < 0 or t6 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w6, t6)
-                    elif k6 == K_I16:
+                    elif k6 == S_I16:
                         write_i16_le(w6, read_i16_be(buf, pos))
                     else:
                         w6.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k6 == K_NODE:
+                    if k6 == S_NODE:
                         b6.append_null()
                     else:
                         write_i32_le(u6, i32(r))
-                        if k6 == K_BYTES:
+                        if k6 == S_BYTES:
                             write_i32_le(o6, i32(len(w6)))
                         elif x6 == 8:
                             write_i64_le(w6, 0)
@@ -688,7 +687,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k6 == K_BYTES:
+                    if k6 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w6, read_i64_le(buf, pos))
                             write_i64_le(w6, read_i64_le(buf, pos + 8))
@@ -698,7 +697,7 @@ class SlotGroup:
                         else:
                             copy_value(w6, buf, pos, n)
                         write_i32_le(o6, i32(len(w6)))
-                    elif k6 == K_NODE:
+                    elif k6 == S_NODE:
                         b6.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u6, i32(r))
@@ -708,41 +707,41 @@ class SlotGroup:
                     pos += n
                 else:
                     raise SlotStop()
-            if k7 != K_NONE:
+            if k7 != S_NONE:
                 if pos + 4 > end:
                     raise SlotStop()
                 n0 = read_i32_be(buf, pos)
                 n = n0
                 pos += 4
                 if n == x7:
-                    if k7 == K_I64:
+                    if k7 == S_I64:
                         write_i64_le(w7, read_i64_be(buf, pos))
-                    elif k7 == K_I32:
+                    elif k7 == S_I32:
                         write_i32_le(w7, read_i32_be(buf, pos))
-                    elif k7 == K_BOOL:
+                    elif k7 == S_BOOL:
                         w7.append(1 if buf[pos] != 0 else 0)
-                    elif k7 == K_UUID:
+                    elif k7 == S_UUID:
                         write_i64_le(w7, read_i64_le(buf, pos))
                         write_i64_le(w7, read_i64_le(buf, pos + 8))
-                    elif k7 == K_DATE:
+                    elif k7 == S_DATE:
                         d7: int = read_i32_be(buf, pos)
                         write_i32_le(w7, d7 + _DATE_OFFSET if d7 < 0 else d7 - _DATE_OFFSET)
-                    elif k7 == K_TIME:
+                    elif k7 == S_TIME:
                         t7: i64 = read_i64_be(buf, pos)
                         if t7 < 0 or t7 >= NANOS_PER_DAY:
                             raise SlotStop()
                         write_i64_le(w7, t7)
-                    elif k7 == K_I16:
+                    elif k7 == S_I16:
                         write_i16_le(w7, read_i16_be(buf, pos))
                     else:
                         w7.append(buf[pos])
                     pos += n
                 elif n == -1:
-                    if k7 == K_NODE:
+                    if k7 == S_NODE:
                         b7.append_null()
                     else:
                         write_i32_le(u7, i32(r))
-                        if k7 == K_BYTES:
+                        if k7 == S_BYTES:
                             write_i32_le(o7, i32(len(w7)))
                         elif x7 == 8:
                             write_i64_le(w7, 0)
@@ -755,7 +754,7 @@ class SlotGroup:
                 elif n >= 0:
                     if n > end - pos:
                         raise SlotStop()
-                    if k7 == K_BYTES:
+                    if k7 == S_BYTES:
                         if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                             write_i64_le(w7, read_i64_le(buf, pos))
                             write_i64_le(w7, read_i64_le(buf, pos + 8))
@@ -765,7 +764,7 @@ class SlotGroup:
                         else:
                             copy_value(w7, buf, pos, n)
                         write_i32_le(o7, i32(len(w7)))
-                    elif k7 == K_NODE:
+                    elif k7 == S_NODE:
                         b7.append(buf, pos, n)
                     elif n == 0:  # an empty fixed-width value reads as null
                         write_i32_le(u7, i32(r))
@@ -782,41 +781,41 @@ class SlotGroup:
         """Row ``r``'s cells of this group's columns; the position after them."""
         n0: int = 0
         n: i64 = 0
-        if self.k0 != K_NONE:
+        if self.k0 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x0:
-                if self.k0 == K_I64:
+                if self.k0 == S_I64:
                     write_i64_le(self.w0, read_i64_be(buf, pos))
-                elif self.k0 == K_I32:
+                elif self.k0 == S_I32:
                     write_i32_le(self.w0, read_i32_be(buf, pos))
-                elif self.k0 == K_BOOL:
+                elif self.k0 == S_BOOL:
                     self.w0.append(1 if buf[pos] != 0 else 0)
-                elif self.k0 == K_UUID:
+                elif self.k0 == S_UUID:
                     write_i64_le(self.w0, read_i64_le(buf, pos))
                     write_i64_le(self.w0, read_i64_le(buf, pos + 8))
-                elif self.k0 == K_DATE:
+                elif self.k0 == S_DATE:
                     d0: int = read_i32_be(buf, pos)
                     write_i32_le(self.w0, d0 + _DATE_OFFSET if d0 < 0 else d0 - _DATE_OFFSET)
-                elif self.k0 == K_TIME:
+                elif self.k0 == S_TIME:
                     t0: i64 = read_i64_be(buf, pos)
                     if t0 < 0 or t0 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w0, t0)
-                elif self.k0 == K_I16:
+                elif self.k0 == S_I16:
                     write_i16_le(self.w0, read_i16_be(buf, pos))
                 else:
                     self.w0.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k0 == K_NODE:
+                if self.k0 == S_NODE:
                     self.b0.append_null()
                 else:
                     write_i32_le(self.u0, i32(r))
-                    if self.k0 == K_BYTES:
+                    if self.k0 == S_BYTES:
                         write_i32_le(self.o0, i32(len(self.w0)))
                     elif self.x0 == 8:
                         write_i64_le(self.w0, 0)
@@ -829,7 +828,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k0 == K_BYTES:
+                if self.k0 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w0, read_i64_le(buf, pos))
                         write_i64_le(self.w0, read_i64_le(buf, pos + 8))
@@ -839,7 +838,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w0, buf, pos, n)
                     write_i32_le(self.o0, i32(len(self.w0)))
-                elif self.k0 == K_NODE:
+                elif self.k0 == S_NODE:
                     self.b0.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u0, i32(r))
@@ -849,41 +848,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k1 != K_NONE:
+        if self.k1 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x1:
-                if self.k1 == K_I64:
+                if self.k1 == S_I64:
                     write_i64_le(self.w1, read_i64_be(buf, pos))
-                elif self.k1 == K_I32:
+                elif self.k1 == S_I32:
                     write_i32_le(self.w1, read_i32_be(buf, pos))
-                elif self.k1 == K_BOOL:
+                elif self.k1 == S_BOOL:
                     self.w1.append(1 if buf[pos] != 0 else 0)
-                elif self.k1 == K_UUID:
+                elif self.k1 == S_UUID:
                     write_i64_le(self.w1, read_i64_le(buf, pos))
                     write_i64_le(self.w1, read_i64_le(buf, pos + 8))
-                elif self.k1 == K_DATE:
+                elif self.k1 == S_DATE:
                     d1: int = read_i32_be(buf, pos)
                     write_i32_le(self.w1, d1 + _DATE_OFFSET if d1 < 0 else d1 - _DATE_OFFSET)
-                elif self.k1 == K_TIME:
+                elif self.k1 == S_TIME:
                     t1: i64 = read_i64_be(buf, pos)
                     if t1 < 0 or t1 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w1, t1)
-                elif self.k1 == K_I16:
+                elif self.k1 == S_I16:
                     write_i16_le(self.w1, read_i16_be(buf, pos))
                 else:
                     self.w1.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k1 == K_NODE:
+                if self.k1 == S_NODE:
                     self.b1.append_null()
                 else:
                     write_i32_le(self.u1, i32(r))
-                    if self.k1 == K_BYTES:
+                    if self.k1 == S_BYTES:
                         write_i32_le(self.o1, i32(len(self.w1)))
                     elif self.x1 == 8:
                         write_i64_le(self.w1, 0)
@@ -896,7 +895,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k1 == K_BYTES:
+                if self.k1 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w1, read_i64_le(buf, pos))
                         write_i64_le(self.w1, read_i64_le(buf, pos + 8))
@@ -906,7 +905,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w1, buf, pos, n)
                     write_i32_le(self.o1, i32(len(self.w1)))
-                elif self.k1 == K_NODE:
+                elif self.k1 == S_NODE:
                     self.b1.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u1, i32(r))
@@ -916,41 +915,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k2 != K_NONE:
+        if self.k2 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x2:
-                if self.k2 == K_I64:
+                if self.k2 == S_I64:
                     write_i64_le(self.w2, read_i64_be(buf, pos))
-                elif self.k2 == K_I32:
+                elif self.k2 == S_I32:
                     write_i32_le(self.w2, read_i32_be(buf, pos))
-                elif self.k2 == K_BOOL:
+                elif self.k2 == S_BOOL:
                     self.w2.append(1 if buf[pos] != 0 else 0)
-                elif self.k2 == K_UUID:
+                elif self.k2 == S_UUID:
                     write_i64_le(self.w2, read_i64_le(buf, pos))
                     write_i64_le(self.w2, read_i64_le(buf, pos + 8))
-                elif self.k2 == K_DATE:
+                elif self.k2 == S_DATE:
                     d2: int = read_i32_be(buf, pos)
                     write_i32_le(self.w2, d2 + _DATE_OFFSET if d2 < 0 else d2 - _DATE_OFFSET)
-                elif self.k2 == K_TIME:
+                elif self.k2 == S_TIME:
                     t2: i64 = read_i64_be(buf, pos)
                     if t2 < 0 or t2 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w2, t2)
-                elif self.k2 == K_I16:
+                elif self.k2 == S_I16:
                     write_i16_le(self.w2, read_i16_be(buf, pos))
                 else:
                     self.w2.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k2 == K_NODE:
+                if self.k2 == S_NODE:
                     self.b2.append_null()
                 else:
                     write_i32_le(self.u2, i32(r))
-                    if self.k2 == K_BYTES:
+                    if self.k2 == S_BYTES:
                         write_i32_le(self.o2, i32(len(self.w2)))
                     elif self.x2 == 8:
                         write_i64_le(self.w2, 0)
@@ -963,7 +962,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k2 == K_BYTES:
+                if self.k2 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w2, read_i64_le(buf, pos))
                         write_i64_le(self.w2, read_i64_le(buf, pos + 8))
@@ -973,7 +972,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w2, buf, pos, n)
                     write_i32_le(self.o2, i32(len(self.w2)))
-                elif self.k2 == K_NODE:
+                elif self.k2 == S_NODE:
                     self.b2.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u2, i32(r))
@@ -983,41 +982,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k3 != K_NONE:
+        if self.k3 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x3:
-                if self.k3 == K_I64:
+                if self.k3 == S_I64:
                     write_i64_le(self.w3, read_i64_be(buf, pos))
-                elif self.k3 == K_I32:
+                elif self.k3 == S_I32:
                     write_i32_le(self.w3, read_i32_be(buf, pos))
-                elif self.k3 == K_BOOL:
+                elif self.k3 == S_BOOL:
                     self.w3.append(1 if buf[pos] != 0 else 0)
-                elif self.k3 == K_UUID:
+                elif self.k3 == S_UUID:
                     write_i64_le(self.w3, read_i64_le(buf, pos))
                     write_i64_le(self.w3, read_i64_le(buf, pos + 8))
-                elif self.k3 == K_DATE:
+                elif self.k3 == S_DATE:
                     d3: int = read_i32_be(buf, pos)
                     write_i32_le(self.w3, d3 + _DATE_OFFSET if d3 < 0 else d3 - _DATE_OFFSET)
-                elif self.k3 == K_TIME:
+                elif self.k3 == S_TIME:
                     t3: i64 = read_i64_be(buf, pos)
                     if t3 < 0 or t3 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w3, t3)
-                elif self.k3 == K_I16:
+                elif self.k3 == S_I16:
                     write_i16_le(self.w3, read_i16_be(buf, pos))
                 else:
                     self.w3.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k3 == K_NODE:
+                if self.k3 == S_NODE:
                     self.b3.append_null()
                 else:
                     write_i32_le(self.u3, i32(r))
-                    if self.k3 == K_BYTES:
+                    if self.k3 == S_BYTES:
                         write_i32_le(self.o3, i32(len(self.w3)))
                     elif self.x3 == 8:
                         write_i64_le(self.w3, 0)
@@ -1030,7 +1029,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k3 == K_BYTES:
+                if self.k3 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w3, read_i64_le(buf, pos))
                         write_i64_le(self.w3, read_i64_le(buf, pos + 8))
@@ -1040,7 +1039,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w3, buf, pos, n)
                     write_i32_le(self.o3, i32(len(self.w3)))
-                elif self.k3 == K_NODE:
+                elif self.k3 == S_NODE:
                     self.b3.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u3, i32(r))
@@ -1050,41 +1049,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k4 != K_NONE:
+        if self.k4 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x4:
-                if self.k4 == K_I64:
+                if self.k4 == S_I64:
                     write_i64_le(self.w4, read_i64_be(buf, pos))
-                elif self.k4 == K_I32:
+                elif self.k4 == S_I32:
                     write_i32_le(self.w4, read_i32_be(buf, pos))
-                elif self.k4 == K_BOOL:
+                elif self.k4 == S_BOOL:
                     self.w4.append(1 if buf[pos] != 0 else 0)
-                elif self.k4 == K_UUID:
+                elif self.k4 == S_UUID:
                     write_i64_le(self.w4, read_i64_le(buf, pos))
                     write_i64_le(self.w4, read_i64_le(buf, pos + 8))
-                elif self.k4 == K_DATE:
+                elif self.k4 == S_DATE:
                     d4: int = read_i32_be(buf, pos)
                     write_i32_le(self.w4, d4 + _DATE_OFFSET if d4 < 0 else d4 - _DATE_OFFSET)
-                elif self.k4 == K_TIME:
+                elif self.k4 == S_TIME:
                     t4: i64 = read_i64_be(buf, pos)
                     if t4 < 0 or t4 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w4, t4)
-                elif self.k4 == K_I16:
+                elif self.k4 == S_I16:
                     write_i16_le(self.w4, read_i16_be(buf, pos))
                 else:
                     self.w4.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k4 == K_NODE:
+                if self.k4 == S_NODE:
                     self.b4.append_null()
                 else:
                     write_i32_le(self.u4, i32(r))
-                    if self.k4 == K_BYTES:
+                    if self.k4 == S_BYTES:
                         write_i32_le(self.o4, i32(len(self.w4)))
                     elif self.x4 == 8:
                         write_i64_le(self.w4, 0)
@@ -1097,7 +1096,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k4 == K_BYTES:
+                if self.k4 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w4, read_i64_le(buf, pos))
                         write_i64_le(self.w4, read_i64_le(buf, pos + 8))
@@ -1107,7 +1106,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w4, buf, pos, n)
                     write_i32_le(self.o4, i32(len(self.w4)))
-                elif self.k4 == K_NODE:
+                elif self.k4 == S_NODE:
                     self.b4.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u4, i32(r))
@@ -1117,41 +1116,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k5 != K_NONE:
+        if self.k5 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x5:
-                if self.k5 == K_I64:
+                if self.k5 == S_I64:
                     write_i64_le(self.w5, read_i64_be(buf, pos))
-                elif self.k5 == K_I32:
+                elif self.k5 == S_I32:
                     write_i32_le(self.w5, read_i32_be(buf, pos))
-                elif self.k5 == K_BOOL:
+                elif self.k5 == S_BOOL:
                     self.w5.append(1 if buf[pos] != 0 else 0)
-                elif self.k5 == K_UUID:
+                elif self.k5 == S_UUID:
                     write_i64_le(self.w5, read_i64_le(buf, pos))
                     write_i64_le(self.w5, read_i64_le(buf, pos + 8))
-                elif self.k5 == K_DATE:
+                elif self.k5 == S_DATE:
                     d5: int = read_i32_be(buf, pos)
                     write_i32_le(self.w5, d5 + _DATE_OFFSET if d5 < 0 else d5 - _DATE_OFFSET)
-                elif self.k5 == K_TIME:
+                elif self.k5 == S_TIME:
                     t5: i64 = read_i64_be(buf, pos)
                     if t5 < 0 or t5 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w5, t5)
-                elif self.k5 == K_I16:
+                elif self.k5 == S_I16:
                     write_i16_le(self.w5, read_i16_be(buf, pos))
                 else:
                     self.w5.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k5 == K_NODE:
+                if self.k5 == S_NODE:
                     self.b5.append_null()
                 else:
                     write_i32_le(self.u5, i32(r))
-                    if self.k5 == K_BYTES:
+                    if self.k5 == S_BYTES:
                         write_i32_le(self.o5, i32(len(self.w5)))
                     elif self.x5 == 8:
                         write_i64_le(self.w5, 0)
@@ -1164,7 +1163,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k5 == K_BYTES:
+                if self.k5 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w5, read_i64_le(buf, pos))
                         write_i64_le(self.w5, read_i64_le(buf, pos + 8))
@@ -1174,7 +1173,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w5, buf, pos, n)
                     write_i32_le(self.o5, i32(len(self.w5)))
-                elif self.k5 == K_NODE:
+                elif self.k5 == S_NODE:
                     self.b5.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u5, i32(r))
@@ -1184,41 +1183,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k6 != K_NONE:
+        if self.k6 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x6:
-                if self.k6 == K_I64:
+                if self.k6 == S_I64:
                     write_i64_le(self.w6, read_i64_be(buf, pos))
-                elif self.k6 == K_I32:
+                elif self.k6 == S_I32:
                     write_i32_le(self.w6, read_i32_be(buf, pos))
-                elif self.k6 == K_BOOL:
+                elif self.k6 == S_BOOL:
                     self.w6.append(1 if buf[pos] != 0 else 0)
-                elif self.k6 == K_UUID:
+                elif self.k6 == S_UUID:
                     write_i64_le(self.w6, read_i64_le(buf, pos))
                     write_i64_le(self.w6, read_i64_le(buf, pos + 8))
-                elif self.k6 == K_DATE:
+                elif self.k6 == S_DATE:
                     d6: int = read_i32_be(buf, pos)
                     write_i32_le(self.w6, d6 + _DATE_OFFSET if d6 < 0 else d6 - _DATE_OFFSET)
-                elif self.k6 == K_TIME:
+                elif self.k6 == S_TIME:
                     t6: i64 = read_i64_be(buf, pos)
                     if t6 < 0 or t6 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w6, t6)
-                elif self.k6 == K_I16:
+                elif self.k6 == S_I16:
                     write_i16_le(self.w6, read_i16_be(buf, pos))
                 else:
                     self.w6.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k6 == K_NODE:
+                if self.k6 == S_NODE:
                     self.b6.append_null()
                 else:
                     write_i32_le(self.u6, i32(r))
-                    if self.k6 == K_BYTES:
+                    if self.k6 == S_BYTES:
                         write_i32_le(self.o6, i32(len(self.w6)))
                     elif self.x6 == 8:
                         write_i64_le(self.w6, 0)
@@ -1231,7 +1230,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k6 == K_BYTES:
+                if self.k6 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w6, read_i64_le(buf, pos))
                         write_i64_le(self.w6, read_i64_le(buf, pos + 8))
@@ -1241,7 +1240,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w6, buf, pos, n)
                     write_i32_le(self.o6, i32(len(self.w6)))
-                elif self.k6 == K_NODE:
+                elif self.k6 == S_NODE:
                     self.b6.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u6, i32(r))
@@ -1251,41 +1250,41 @@ class SlotGroup:
                 pos += n
             else:
                 raise SlotStop()
-        if self.k7 != K_NONE:
+        if self.k7 != S_NONE:
             if pos + 4 > end:
                 raise SlotStop()
             n0 = read_i32_be(buf, pos)
             n = n0
             pos += 4
             if n == self.x7:
-                if self.k7 == K_I64:
+                if self.k7 == S_I64:
                     write_i64_le(self.w7, read_i64_be(buf, pos))
-                elif self.k7 == K_I32:
+                elif self.k7 == S_I32:
                     write_i32_le(self.w7, read_i32_be(buf, pos))
-                elif self.k7 == K_BOOL:
+                elif self.k7 == S_BOOL:
                     self.w7.append(1 if buf[pos] != 0 else 0)
-                elif self.k7 == K_UUID:
+                elif self.k7 == S_UUID:
                     write_i64_le(self.w7, read_i64_le(buf, pos))
                     write_i64_le(self.w7, read_i64_le(buf, pos + 8))
-                elif self.k7 == K_DATE:
+                elif self.k7 == S_DATE:
                     d7: int = read_i32_be(buf, pos)
                     write_i32_le(self.w7, d7 + _DATE_OFFSET if d7 < 0 else d7 - _DATE_OFFSET)
-                elif self.k7 == K_TIME:
+                elif self.k7 == S_TIME:
                     t7: i64 = read_i64_be(buf, pos)
                     if t7 < 0 or t7 >= NANOS_PER_DAY:
                         raise SlotStop()
                     write_i64_le(self.w7, t7)
-                elif self.k7 == K_I16:
+                elif self.k7 == S_I16:
                     write_i16_le(self.w7, read_i16_be(buf, pos))
                 else:
                     self.w7.append(buf[pos])
                 pos += n
             elif n == -1:
-                if self.k7 == K_NODE:
+                if self.k7 == S_NODE:
                     self.b7.append_null()
                 else:
                     write_i32_le(self.u7, i32(r))
-                    if self.k7 == K_BYTES:
+                    if self.k7 == S_BYTES:
                         write_i32_le(self.o7, i32(len(self.w7)))
                     elif self.x7 == 8:
                         write_i64_le(self.w7, 0)
@@ -1298,7 +1297,7 @@ class SlotGroup:
             elif n >= 0:
                 if n > end - pos:
                     raise SlotStop()
-                if self.k7 == K_BYTES:
+                if self.k7 == S_BYTES:
                     if n <= 32 and pos + 32 <= end:  # four words and a truncate: no branch on n
                         write_i64_le(self.w7, read_i64_le(buf, pos))
                         write_i64_le(self.w7, read_i64_le(buf, pos + 8))
@@ -1308,7 +1307,7 @@ class SlotGroup:
                     else:
                         copy_value(self.w7, buf, pos, n)
                     write_i32_le(self.o7, i32(len(self.w7)))
-                elif self.k7 == K_NODE:
+                elif self.k7 == S_NODE:
                     self.b7.append(buf, pos, n)
                 elif n == 0:  # an empty fixed-width value reads as null
                     write_i32_le(self.u7, i32(r))

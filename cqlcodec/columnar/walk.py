@@ -40,7 +40,23 @@ from cqlcodec.columnar.builders import (
     UuidNode,
     make_node,
 )
-from cqlcodec.columnar.slots import NO_WIDTH, SLOTS, SlotGroup, copy_value, put_zeros
+from cqlcodec.columnar.slots import (
+    NO_WIDTH,
+    S_BOOL,
+    S_BYTES,
+    S_DATE,
+    S_I8,
+    S_I16,
+    S_I32,
+    S_I64,
+    S_NODE,
+    S_TIME,
+    S_UUID,
+    SLOTS,
+    SlotGroup,
+    copy_value,
+    put_zeros,
+)
 from cqlcodec.errors import DecodeError
 from cqlcodec.protocol.columns import ColumnSpec
 from cqlcodec.protocol.prepared import Prepared
@@ -67,18 +83,6 @@ INT32_MAX: Final = 0x7FFFFFFF
 # costs about 240 µs per page + 0.07 µs per cell, the slot walk 95 µs + 0.8 µs per cell)
 NUMPY_MIN_CELLS: Final = 200
 _DATE_OFFSET: Final = 1 << 31
-
-# how the walk writes a column's cells (Sink.kind)
-S_NODE: Final = 0  # the builder's append (nested and rarer types, encrypted columns)
-S_I8: Final = 1
-S_I16: Final = 2
-S_I32: Final = 3  # int, float (the bits)
-S_I64: Final = 4  # bigint, counter, double, timestamp
-S_DATE: Final = 5
-S_TIME: Final = 6
-S_BOOL: Final = 7
-S_UUID: Final = 8
-S_BYTES: Final = 9  # text, ascii, blob with 32-bit offsets
 
 _FIXED_SINKS: Final[dict[int, int]] = {
     K.TINYINT: S_I8, K.SMALLINT: S_I16, K.INT: S_I32, K.FLOAT: S_I32,
