@@ -46,7 +46,7 @@ from typing import Final, final
 
 from mypy_extensions import i32, i64
 
-from cqlcodec.columnar.builders import NANOS_PER_DAY, Node
+from cqlcodec.columnar.builders import NANOS_PER_DAY, SPENT, Node
 from cqlcodec.runtime.buffers import (
     BytesWriter,
     read_i16_be,
@@ -101,16 +101,16 @@ def copy_value(w: BytesWriter, buf: bytes, pos: i64, n: i64) -> None:
         pos += 1
 
 
-def mark_nulls(node: Node, rows: bytes, nrows: i64) -> None:
-    """Hand ``nrows`` to a builder the walk wrote directly, with its nulls: ``rows``
+def mark_nulls(node: Node, null_rows: BytesWriter, nrows: i64) -> None:
+    """Hand ``nrows`` to a builder the walk wrote directly, with its nulls: ``null_rows``
     holds their row numbers (int32 little-endian); the validity bytes are made here,
     once, instead of one per cell during the walk."""
     node.length = nrows
-    nulls: i64 = len(rows) >> 2
+    nulls: i64 = len(null_rows) >> 2
     node.nulls = nulls
     if nulls > 0:
-        v = node.valid
-        v.write(b"\\x01" * nrows)
+        rows = null_rows.getvalue()
+        v = node.first_null()  # a one for each of the nrows slots
         for j in range(nulls):
             row: int = read_i32_le(rows, 4 * j)
             v[row] = 0
@@ -140,7 +140,7 @@ class SlotGroup:
     def __init__(self, nodes: list[Node], kinds: list[int], widths: list[int],
                  data: list[BytesWriter], offsets: list[BytesWriter]) -> None:
         count = len(nodes)
-        none = BytesWriter()
+        none = SPENT  # the buffers of a slot past the columns: never written
 '''
 
 SLOT_FIELDS = '''\
@@ -159,7 +159,7 @@ CLOSE = '''
 
 CLOSE_SLOT = '''\
         if self.k{i} > S_NODE:
-            mark_nulls(self.b{i}, self.u{i}.getvalue(), nrows)
+            mark_nulls(self.b{i}, self.u{i}, nrows)
 '''
 
 WALK = '''

@@ -66,6 +66,9 @@ NANOS_PER_DAY: Final = 86400 * 1000000000
 _DATE_OFFSET: Final = 1 << 31
 _DEC128_LIMIT: Final = 10 ** 38
 _EMPTY: Final = b""
+SPENT: Final = BytesWriter()
+"""A writer never written to: the buffers of a finished builder, and the validity
+writer of one without nulls yet (each builder makes its own at the first null)."""
 _frozen_map: Final = FrozenMap._wrap
 _int_from_bytes: Final = int.from_bytes
 
@@ -130,7 +133,7 @@ class Node:
         self.fmt = fmt
         self.length: i64 = 0
         self.nulls: i64 = 0
-        self.valid = BytesWriter()
+        self.valid = SPENT
         self.vbytes: bytes = _EMPTY
         self.packed: bytes | None = None
 
@@ -142,8 +145,8 @@ class Node:
 
     def append_null(self) -> None:
         """Append a null slot (validity bytes are kept from the first null on)."""
-        if self.nulls == 0 and self.length > 0:
-            self.valid.write(b"\x01" * self.length)
+        if self.nulls == 0:
+            self.first_null()
         self.valid.append(0)
         self.nulls += 1
         self.length += 1
@@ -153,6 +156,14 @@ class Node:
         """Write what a null slot occupies in the data buffers."""
         raise NotImplementedError
 
+    def first_null(self) -> BytesWriter:
+        """Start the validity bytes at the first null: ones for the slots before it."""
+        v = BytesWriter()
+        if self.length > 0:
+            v.write(b"\x01" * self.length)
+        self.valid = v
+        return v
+
     def ok(self) -> None:
         if self.nulls > 0:
             self.valid.append(1)
@@ -160,8 +171,9 @@ class Node:
 
     def finish(self) -> None:
         """Freeze the buffers: bulk byte swaps, bitmaps, page-wide type choices."""
-        self.vbytes = self.valid.getvalue()
-        self.valid = BytesWriter()
+        if self.nulls > 0:
+            self.vbytes = self.valid.getvalue()
+            self.valid = SPENT
         self.finish_data()
         for c in self.children():
             c.finish()
@@ -224,8 +236,13 @@ class FixedNode(Node):
     """tinyint, smallint, int, bigint, counter, float, double, timestamp, date, time.
 
     Values are written little-endian (dates already as int32 days from the Unix
-    epoch), except in a ``wire_order`` node, which receives only whole big-endian
-    runs (:meth:`append_run`) and null placeholders and is swapped in bulk."""
+    epoch), except in a ``wire_order`` node (the items of a fixed-layout vector),
+    which receives only whole runs of ``run_len`` big-endian values
+    (:meth:`append_run`) and null runs (:meth:`null_run`). Such a node copies
+    nothing during the walk: it records where each run starts in the body
+    (``starts``, -1 for a null run) and whether the runs lie at one stride apart,
+    and its values are read from the body on first use (:meth:`le_values`, or one
+    strided numpy conversion in :mod:`cqlcodec.columnar.numpy_conv`)."""
 
     def __init__(self, t: CqlType) -> None:
         spec = _FIXED[t.kind]
@@ -235,8 +252,15 @@ class FixedNode(Node):
         self.code: Final = _typecode(spec[0], spec[2])
         self.data = BytesWriter()
         self.values: bytes = _EMPTY
-        self.items: list[Any] = []
+        self.items: list[Any] | None = None
         self.wire_order = False
+        self.run_len: i64 = 0
+        self.src: bytes = _EMPTY  # the body the runs are in (wire_order, until read)
+        self.starts = SPENT  # int64 little-endian run positions, -1 for null (wire_order)
+        self.stride: i64 = 0  # the distance between consecutive runs, or -1 if uneven
+        self.first: i64 = -1  # the first run's position
+        self.last: i64 = -1
+        self.lazy = False  # finished with its values still in ``src``
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         width = self.width
@@ -264,12 +288,31 @@ class FixedNode(Node):
             w.append(buf[pos])
         self.ok()
 
-    def append_run(self, buf: bytes, pos: i64, count: i64) -> None:
-        """Append ``count`` non-null values stored back to back (a fixed-layout vector;
-        ``wire_order`` nodes only)."""
-        self.data.write(buf[pos: pos + count * self.width])
+    def append_run(self, buf: bytes, pos: i64) -> None:
+        """Append ``run_len`` non-null values stored back to back at ``pos`` (a
+        fixed-layout vector; ``wire_order`` nodes only): only the position is kept."""
+        self.src = buf
+        write_i64_le(self.starts, pos)
+        last = self.last
+        if last < 0:
+            self.first = pos
+        elif self.stride != pos - last:
+            self.stride = pos - last if self.stride == 0 else -1
+        self.last = pos
+        count = self.run_len
         if self.nulls > 0:
             self.valid.write(b"\x01" * count)
+        self.length += count
+
+    def null_run(self) -> None:
+        """Append ``run_len`` null values (a null vector; ``wire_order`` nodes only)."""
+        count = self.run_len
+        write_i64_le(self.starts, -1)
+        self.stride = -1
+        if self.nulls == 0:
+            self.first_null()
+        self.valid.write(bytes(count))
+        self.nulls += count
         self.length += count
 
     def placeholder(self) -> None:
@@ -278,19 +321,49 @@ class FixedNode(Node):
             w.append(0)
 
     def finish_data(self) -> None:
-        data = self.data.getvalue()
-        self.values = native(data, self.code) if self.wire_order else native_le(data, self.code)
-        self.data = BytesWriter()
+        if self.wire_order:
+            # values read from the body on first use when they are most of it; a few
+            # small vectors are copied now rather than keep a large body alive
+            if len(self.starts) > 0:
+                self.lazy = True
+                if 2 * self.length * self.width < len(self.src):
+                    self.le_values()
+            return
+        self.values = native_le(self.data.getvalue(), self.code)
+        self.data = SPENT
+
+    def le_values(self) -> bytes:
+        """The values in the machine's byte order (read from the body on first use)."""
+        if not self.lazy:
+            return self.values
+        starts = self.starts.getvalue()
+        src = self.src
+        size = self.run_len * self.width
+        w = BytesWriter()
+        j: i64 = 0
+        stop: i64 = len(starts)
+        while j < stop:
+            p = read_i64_le(starts, j)
+            if p >= 0:
+                w.write(src[p: p + size])
+            else:
+                w.write(bytes(size))
+            j += 8
+        self.values = native(w.getvalue(), self.code)
+        self.lazy = False
+        self.src = _EMPTY
+        self.starts = SPENT
+        return self.values
 
     def buffers(self) -> list[bytes | None]:
-        return [self.values]
+        return [self.le_values()]
 
     def py_value(self, i: i64, hashable: bool) -> object:
         if not self.is_valid(i):
             return None
         items = self.items
-        if len(items) != self.length:
-            items = array(self.code, self.values).tolist()
+        if items is None or len(items) != self.length:
+            items = array(self.code, self.le_values()).tolist()
             self.items = items
         v = items[i]
         kind = self.kind
@@ -329,7 +402,7 @@ class BoolNode(Node):
 
     def finish_data(self) -> None:
         self.flags = self.data.getvalue()
-        self.data = BytesWriter()
+        self.data = SPENT
 
     def buffers(self) -> list[bytes | None]:
         bits = self.bits
@@ -369,7 +442,7 @@ class UuidNode(Node):
 
     def finish_data(self) -> None:
         self.values = self.data.getvalue()
-        self.data = BytesWriter()
+        self.data = SPENT
 
     def buffers(self) -> list[bytes | None]:
         return [self.values]
@@ -461,7 +534,9 @@ class NullNode(Node):
         pass
 
     def finish(self) -> None:
-        self.vbytes = self.valid.getvalue()
+        if self.nulls > 0:
+            self.vbytes = self.valid.getvalue()
+            self.valid = SPENT
 
     def finish_data(self) -> None:
         pass
@@ -492,7 +567,7 @@ class BinaryNode(Node):
         self.data = BytesWriter()
         self.offs: bytes = _EMPTY
         self.blob: bytes = _EMPTY
-        self.items: list[int] = []
+        self.items: list[int] | None = None
         if large:
             write_i64_le(self.offsets, 0)
         else:
@@ -532,9 +607,9 @@ class BinaryNode(Node):
 
     def finish_data(self) -> None:
         blob = self.data.getvalue()
-        self.data = BytesWriter()
+        self.data = SPENT
         offs_le = self.offsets.getvalue()
-        self.offsets = BytesWriter()
+        self.offsets = SPENT
         self.blob = blob
         self.offs = native_le(offs_le, _typecode(8 if self.large else 4, False))
         if self.mode == BIN_TEXT:
@@ -544,9 +619,11 @@ class BinaryNode(Node):
 
     def offsets_list(self) -> list[int]:
         """The offsets as ints (made on first use: to_pylist and checks only)."""
-        if len(self.items) != self.length + 1:
-            self.items = array(_typecode(8 if self.large else 4, False), self.offs).tolist()
-        return self.items
+        items = self.items
+        if items is None or len(items) != self.length + 1:
+            items = array(_typecode(8 if self.large else 4, False), self.offs).tolist()
+            self.items = items
+        return items
 
     def buffers(self) -> list[bytes | None]:
         return [self.offs, self.blob]
@@ -985,6 +1062,8 @@ class VectorNode(Node):
         if self.run:
             assert isinstance(item, FixedNode)
             item.wire_order = True
+            item.run_len = self.dim
+            item.starts = BytesWriter()
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         if n == 0:
@@ -1000,7 +1079,7 @@ class VectorNode(Node):
                                                f"of {size}), observed {n}")
             if self.run:
                 assert isinstance(item, FixedNode)
-                item.append_run(buf, pos, dim)
+                item.append_run(buf, pos)
             else:
                 p = pos
                 for _i in range(dim):
@@ -1031,6 +1110,10 @@ class VectorNode(Node):
 
     def placeholder(self) -> None:
         item = self.item
+        if self.run:
+            assert isinstance(item, FixedNode)
+            item.null_run()
+            return
         for _i in range(self.dim):
             item.append_null()
 

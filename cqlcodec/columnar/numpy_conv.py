@@ -29,17 +29,49 @@ def typed(node: Node) -> Any:
     if isinstance(node, FixedNode):
         if node.kind == K.DATE:  # int32 days: datetime64[D] is 64-bit
             return np.frombuffer(node.values, np.int32).astype("datetime64[D]")
-        return np.frombuffer(node.values, _DTYPES[node.kind])
+        return np.frombuffer(node.le_values(), _DTYPES[node.kind])
     if isinstance(node, BoolNode):
         return np.frombuffer(node.flags, np.bool_)
     if isinstance(node, VarintNode) and node.fmt == "l":
         return np.frombuffer(node.converted, np.int64)
     if isinstance(node, VectorNode):
-        inner = typed(node.item)
+        item = node.item
+        if isinstance(item, FixedNode) and item.lazy:
+            return from_body(item, node.length, node.dim)
+        inner = typed(item)
         if inner is None:
             return None
         return inner.reshape(node.length, node.dim)
     return None
+
+
+_WIRE: Final = {kind: (np.dtype(name), np.dtype(name).newbyteorder(">"))
+                for kind, name in _DTYPES.items()}
+
+
+def from_body(item: FixedNode, rows: int, dim: int) -> Any:
+    """The ``(rows, dim)`` matrix of a vector column whose values are still in the body
+    (big-endian runs at ``item.starts``): one strided conversion when the runs lie at
+    one stride apart, else a gather of the runs and one conversion; null rows are 0."""
+    native, wire = _WIRE[item.kind]
+    width = item.width
+    if rows == 0:
+        return np.empty((0, dim), native)
+    src = item.src
+    stride = item.stride
+    if stride >= 0:  # no null run, and one stride apart (or a single run)
+        view = np.ndarray((rows, dim), wire, src, item.first, (stride, width))
+        return view.astype(native)
+    starts = np.frombuffer(item.starts.getvalue(), "<i8")
+    valid = starts >= 0
+    out = np.zeros((rows, dim), native)
+    if not valid.any():
+        return out
+    size = dim * width
+    # every run of the body as a row of a sliding window; the valid runs picked out
+    window = np.ndarray((len(src) - size + 1, dim), wire, buffer=src, strides=(1, width))
+    out[valid] = window[starts[valid]]
+    return out
 
 
 def mask_of(node: Node) -> Any:
@@ -52,6 +84,10 @@ def mask_of(node: Node) -> Any:
 def to_numpy(node: Node, pylist: Any) -> Any:
     """numpy form of a column: typed arrays for numeric, temporal and boolean columns and
     vectors of them (2-D), masked where null; an object array of ``pylist()`` otherwise."""
+    if node.nulls == 0 and isinstance(node, VectorNode):
+        item = node.item
+        if isinstance(item, FixedNode) and item.lazy:  # the common embedding column
+            return from_body(item, node.length, node.dim)
     values = typed(node)
     if values is None:
         return np.array(pylist(), dtype=object)

@@ -21,7 +21,7 @@ from typing import Final, final
 
 from mypy_extensions import i32, i64
 
-from cqlcodec.columnar.builders import NANOS_PER_DAY, Node
+from cqlcodec.columnar.builders import NANOS_PER_DAY, SPENT, Node
 from cqlcodec.runtime.buffers import (
     BytesWriter,
     read_i16_be,
@@ -76,16 +76,16 @@ def copy_value(w: BytesWriter, buf: bytes, pos: i64, n: i64) -> None:
         pos += 1
 
 
-def mark_nulls(node: Node, rows: bytes, nrows: i64) -> None:
-    """Hand ``nrows`` to a builder the walk wrote directly, with its nulls: ``rows``
+def mark_nulls(node: Node, null_rows: BytesWriter, nrows: i64) -> None:
+    """Hand ``nrows`` to a builder the walk wrote directly, with its nulls: ``null_rows``
     holds their row numbers (int32 little-endian); the validity bytes are made here,
     once, instead of one per cell during the walk."""
     node.length = nrows
-    nulls: i64 = len(rows) >> 2
+    nulls: i64 = len(null_rows) >> 2
     node.nulls = nulls
     if nulls > 0:
-        v = node.valid
-        v.write(b"\x01" * nrows)
+        rows = null_rows.getvalue()
+        v = node.first_null()  # a one for each of the nrows slots
         for j in range(nulls):
             row: int = read_i32_le(rows, 4 * j)
             v[row] = 0
@@ -115,7 +115,7 @@ class SlotGroup:
     def __init__(self, nodes: list[Node], kinds: list[int], widths: list[int],
                  data: list[BytesWriter], offsets: list[BytesWriter]) -> None:
         count = len(nodes)
-        none = BytesWriter()
+        none = SPENT  # the buffers of a slot past the columns: never written
         self.k0: Final[i64] = kinds[0] if count > 0 else S_NONE
         self.x0: Final[i64] = widths[0] if count > 0 else NO_WIDTH
         self.w0: Final = data[0] if count > 0 else none
@@ -168,21 +168,21 @@ class SlotGroup:
     def close(self, nrows: i64) -> None:
         """Hand the row and null counts to the builders the walk wrote directly."""
         if self.k0 > S_NODE:
-            mark_nulls(self.b0, self.u0.getvalue(), nrows)
+            mark_nulls(self.b0, self.u0, nrows)
         if self.k1 > S_NODE:
-            mark_nulls(self.b1, self.u1.getvalue(), nrows)
+            mark_nulls(self.b1, self.u1, nrows)
         if self.k2 > S_NODE:
-            mark_nulls(self.b2, self.u2.getvalue(), nrows)
+            mark_nulls(self.b2, self.u2, nrows)
         if self.k3 > S_NODE:
-            mark_nulls(self.b3, self.u3.getvalue(), nrows)
+            mark_nulls(self.b3, self.u3, nrows)
         if self.k4 > S_NODE:
-            mark_nulls(self.b4, self.u4.getvalue(), nrows)
+            mark_nulls(self.b4, self.u4, nrows)
         if self.k5 > S_NODE:
-            mark_nulls(self.b5, self.u5.getvalue(), nrows)
+            mark_nulls(self.b5, self.u5, nrows)
         if self.k6 > S_NODE:
-            mark_nulls(self.b6, self.u6.getvalue(), nrows)
+            mark_nulls(self.b6, self.u6, nrows)
         if self.k7 > S_NODE:
-            mark_nulls(self.b7, self.u7.getvalue(), nrows)
+            mark_nulls(self.b7, self.u7, nrows)
 
     def walk(self, buf: bytes, pos: i64, end: i64, nrows: i64) -> i64:
         """Every row of a page whose columns are all in this group; the end position."""

@@ -103,7 +103,7 @@ class Sink:
         self.width: Final = width
         self.data: Final = data
         self.offsets: Final = offsets
-        self.valid: Final = node.valid
+        self.valid = node.valid
         self.nulls: i64 = 0
 
     def null(self, r: i64) -> None:
@@ -116,8 +116,10 @@ class Sink:
 
     def mark_null(self, r: i64) -> None:
         """The validity byte of a null in row ``r`` (ones for the rows before the first)."""
-        if self.nulls == 0 and r > 0:
-            self.valid.write(b"\x01" * r)
+        if self.nulls == 0:
+            self.valid = self.node.first_null()  # the builder's length is still 0 here
+            if r > 0:
+                self.valid.write(b"\x01" * r)
         self.valid.append(0)
         self.nulls += 1
 
@@ -386,17 +388,48 @@ def segments(sinks: list[Sink]) -> list[Segment]:
 
 def make_sink(node: Node, encrypted: bool) -> Sink:
     """The sink of a top-level column (``S_NODE`` unless the walk writes its type itself)."""
-    if not encrypted:
-        if isinstance(node, FixedNode) and not node.wire_order:
-            return Sink(node, _FIXED_SINKS[node.kind], node.width, node.data, node.data)
-        if isinstance(node, BoolNode):
-            return Sink(node, S_BOOL, 1, node.data, node.data)
-        if isinstance(node, UuidNode):
-            return Sink(node, S_UUID, 16, node.data, node.data)
-        if type(node) is BinaryNode and node.mode >= BIN_TEXT and node.mode <= BIN_BLOB \
-                and not node.large:
-            return Sink(node, S_BYTES, -1, node.data, node.offsets)
-    return Sink(node, S_NODE, -1, node.valid, node.valid)
+    kind = S_NODE if encrypted else sink_kind(node)
+    if kind == S_NODE:
+        return Sink(node, S_NODE, -1, node.valid, node.valid)
+    return Sink(node, kind, sink_width(node, kind), sink_data(node), sink_offsets(node))
+
+
+def sink_kind(node: Node) -> i64:
+    """How the walks write the cells of a top-level column: an ``S_`` code."""
+    if isinstance(node, FixedNode) and not node.wire_order:
+        return _FIXED_SINKS[node.kind]
+    if isinstance(node, BoolNode):
+        return S_BOOL
+    if isinstance(node, UuidNode):
+        return S_UUID
+    if type(node) is BinaryNode and node.mode >= BIN_TEXT and node.mode <= BIN_BLOB \
+            and not node.large:
+        return S_BYTES
+    return S_NODE
+
+
+def sink_width(node: Node, kind: i64) -> i64:
+    """The value width of a column of sink kind ``kind`` (-1: variable or a node's own)."""
+    if isinstance(node, FixedNode):
+        return node.width
+    if kind == S_BOOL:
+        return 1
+    if kind == S_UUID:
+        return 16
+    return -1
+
+
+def sink_data(node: Node) -> BytesWriter:
+    """The data writer the walks fill for a column they write themselves."""
+    if isinstance(node, FixedNode) or isinstance(node, BoolNode) or isinstance(node, UuidNode) \
+            or isinstance(node, BinaryNode):
+        return node.data
+    return node.valid
+
+
+def sink_offsets(node: Node) -> BytesWriter:
+    """The offsets writer of a variable-width column the walks write themselves."""
+    return node.offsets if isinstance(node, BinaryNode) else sink_data(node)
 
 
 class Page:
@@ -443,7 +476,8 @@ def decode_page(body: bytes | bytearray | memoryview, protocol_version: int,
         begin_message(end)
         done = vectorised_rows(buf, head.rows_at, end, desc, large)
         if done is None:
-            begin_message(end)  # the walk starts over
+            if not COMPILED:  # the numpy decoder may have spent some: the walk starts over
+                begin_message(end)
             done = walk_rows(buf, head.rows_at, end, desc, large)
         nodes, unset, nrows = done
     except DecodeError as exc:
@@ -648,11 +682,12 @@ def slot_walk(buf: bytes, pos: i64, end: i64, nrows: i64, desc: RowsDesc,
         data: list[BytesWriter] = []
         offsets: list[BytesWriter] = []
         for node in part:
-            s = make_sink(node, False)
-            kinds.append(s.kind)
-            widths.append(s.width if s.width >= 0 else NO_WIDTH)
-            data.append(s.data)
-            offsets.append(s.offsets)
+            kind = sink_kind(node)
+            width = sink_width(node, kind) if kind != S_NODE else -1
+            kinds.append(kind)
+            widths.append(width if width >= 0 else NO_WIDTH)
+            data.append(sink_data(node) if kind != S_NODE else node.valid)
+            offsets.append(sink_offsets(node) if kind != S_NODE else node.valid)
         groups.append(SlotGroup(part, kinds, widths, data, offsets))
     try:
         if len(groups) == 1:
