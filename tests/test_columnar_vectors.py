@@ -137,7 +137,7 @@ def test_small_vectors_in_a_large_body_are_copied_at_once() -> None:
     body = rows_body([col("t", "text"), col("v", "vector<float, 3>")], rows)
     node = walked_vector(body)
     assert isinstance(node.item, FixedNode)
-    assert not node.item.lazy and node.item.src == b""
+    assert not node.item.lazy and node.item.runs is None
     assert cqlcodec.decode_columns(body, 4)["v"].to_numpy().tolist() == \
         [[float(r), r + 1.0, r + 2.0] for r in range(40)]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import Any, Final
+from typing import Any, Final, final
 
 from mypy_extensions import i64
 
@@ -217,7 +217,7 @@ class Node:
 
 # --- fixed width ------------------------------------------------------------------------
 
-_FIXED: Final[dict[int, tuple[int, str, bool]]] = {
+_FIXED_SPECS: Final[dict[int, tuple[int, str, bool]]] = {
     # kind: (width on the wire, Arrow format, floating point)
     K.TINYINT: (1, "c", False),
     K.SMALLINT: (2, "s", False),
@@ -230,6 +230,11 @@ _FIXED: Final[dict[int, tuple[int, str, bool]]] = {
     K.DATE: (4, "tdD", False),
     K.TIME: (8, "ttn", False),
 }
+_FIXED: Final[dict[int, tuple[int, str, bool, str]]] = {
+    kind: (width, fmt, floating, _typecode(width, floating))
+    for kind, (width, fmt, floating) in _FIXED_SPECS.items()
+}
+"""kind: (width on the wire, Arrow format, floating point, array typecode)"""
 
 
 class FixedNode(Node):
@@ -237,30 +242,24 @@ class FixedNode(Node):
 
     Values are written little-endian (dates already as int32 days from the Unix
     epoch), except in a ``wire_order`` node (the items of a fixed-layout vector),
-    which receives only whole runs of ``run_len`` big-endian values
-    (:meth:`append_run`) and null runs (:meth:`null_run`). Such a node copies
-    nothing during the walk: it records where each run starts in the body
-    (``starts``, -1 for a null run) and whether the runs lie at one stride apart,
-    and its values are read from the body on first use (:meth:`le_values`, or one
-    strided numpy conversion in :mod:`cqlcodec.columnar.numpy_conv`)."""
+    which receives only whole runs of big-endian values (:meth:`append_run`) and
+    null runs (:meth:`null_run`). Such a node copies nothing during the walk: its
+    :class:`Runs` record where each run starts in the body, and its values are read
+    from the body on first use (``lazy``: :meth:`le_values`, or one strided numpy
+    conversion in :mod:`cqlcodec.columnar.numpy_conv`)."""
 
     def __init__(self, t: CqlType) -> None:
         spec = _FIXED[t.kind]
         super().__init__(t, spec[1])
         self.kind: Final = t.kind
         self.width: Final[i64] = spec[0]
-        self.code: Final = _typecode(spec[0], spec[2])
+        self.code: Final = spec[3]
         self.data = BytesWriter()
         self.values: bytes = _EMPTY
         self.items: list[Any] | None = None
         self.wire_order = False
-        self.run_len: i64 = 0
-        self.src: bytes = _EMPTY  # the body the runs are in (wire_order, until read)
-        self.starts = SPENT  # int64 little-endian run positions, -1 for null (wire_order)
-        self.stride: i64 = 0  # the distance between consecutive runs, or -1 if uneven
-        self.first: i64 = -1  # the first run's position
-        self.last: i64 = -1
-        self.lazy = False  # finished with its values still in ``src``
+        self.runs: Runs | None = None  # wire_order: where the values are in the body
+        self.lazy = False  # finished with its values still in the body
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         width = self.width
@@ -288,27 +287,20 @@ class FixedNode(Node):
             w.append(buf[pos])
         self.ok()
 
-    def append_run(self, buf: bytes, pos: i64) -> None:
-        """Append ``run_len`` non-null values stored back to back at ``pos`` (a
+    def append_run(self, runs: Runs, buf: bytes, pos: i64) -> None:
+        """Append ``runs.run_len`` non-null values stored back to back at ``pos`` (a
         fixed-layout vector; ``wire_order`` nodes only): only the position is kept."""
-        self.src = buf
-        write_i64_le(self.starts, pos)
-        last = self.last
-        if last < 0:
-            self.first = pos
-        elif self.stride != pos - last:
-            self.stride = pos - last if self.stride == 0 else -1
-        self.last = pos
-        count = self.run_len
+        runs.add(buf, pos)
+        count = runs.run_len
         if self.nulls > 0:
             self.valid.write(b"\x01" * count)
         self.length += count
 
-    def null_run(self) -> None:
-        """Append ``run_len`` null values (a null vector; ``wire_order`` nodes only)."""
-        count = self.run_len
-        write_i64_le(self.starts, -1)
-        self.stride = -1
+    def null_run(self, runs: Runs) -> None:
+        """Append ``runs.run_len`` null values (a null vector; ``wire_order`` nodes only)."""
+        count = runs.run_len
+        write_i64_le(runs.starts, -1)
+        runs.stride = -1
         if self.nulls == 0:
             self.first_null()
         self.valid.write(bytes(count))
@@ -321,12 +313,13 @@ class FixedNode(Node):
             w.append(0)
 
     def finish_data(self) -> None:
-        if self.wire_order:
+        runs = self.runs
+        if runs is not None:
             # values read from the body on first use when they are most of it; a few
             # small vectors are copied now rather than keep a large body alive
-            if len(self.starts) > 0:
+            if len(runs.starts) > 0:
                 self.lazy = True
-                if 2 * self.length * self.width < len(self.src):
+                if 2 * self.length * self.width < len(runs.src):
                     self.le_values()
             return
         self.values = native_le(self.data.getvalue(), self.code)
@@ -334,11 +327,12 @@ class FixedNode(Node):
 
     def le_values(self) -> bytes:
         """The values in the machine's byte order (read from the body on first use)."""
-        if not self.lazy:
+        runs = self.runs
+        if not self.lazy or runs is None:
             return self.values
-        starts = self.starts.getvalue()
-        src = self.src
-        size = self.run_len * self.width
+        starts = runs.starts.getvalue()
+        src = runs.src
+        size = runs.run_len * self.width
         w = BytesWriter()
         j: i64 = 0
         stop: i64 = len(starts)
@@ -351,8 +345,7 @@ class FixedNode(Node):
             j += 8
         self.values = native(w.getvalue(), self.code)
         self.lazy = False
-        self.src = _EMPTY
-        self.starts = SPENT
+        self.runs = None
         return self.values
 
     def buffers(self) -> list[bytes | None]:
@@ -377,6 +370,31 @@ class FixedNode(Node):
             ns: int = v
             return Time(ns)
         return v
+
+
+@final
+class Runs:
+    """Where the vectors of a fixed-layout vector column are in the body: the runs of
+    ``run_len`` big-endian values of its items' :class:`FixedNode`."""
+
+    def __init__(self, run_len: i64) -> None:
+        self.run_len: Final = run_len
+        self.src: bytes = _EMPTY  # the body the runs are in
+        self.starts = BytesWriter()  # int64 little-endian run positions, -1 for null
+        self.stride: i64 = 0  # the distance between consecutive runs, or -1 if uneven
+        self.first: i64 = -1  # the first run's position
+        self.last: i64 = -1
+
+    def add(self, buf: bytes, pos: i64) -> None:
+        """Record a run at ``pos`` in ``buf``."""
+        self.src = buf
+        write_i64_le(self.starts, pos)
+        last = self.last
+        if last < 0:
+            self.first = pos
+        elif self.stride != pos - last:
+            self.stride = pos - last if self.stride == 0 else -1
+        self.last = pos
 
 
 class BoolNode(Node):
@@ -1062,8 +1080,6 @@ class VectorNode(Node):
         if self.run:
             assert isinstance(item, FixedNode)
             item.wire_order = True
-            item.run_len = self.dim
-            item.starts = BytesWriter()
 
     def append(self, buf: bytes, pos: i64, n: i64) -> None:
         if n == 0:
@@ -1079,7 +1095,10 @@ class VectorNode(Node):
                                                f"of {size}), observed {n}")
             if self.run:
                 assert isinstance(item, FixedNode)
-                item.append_run(buf, pos)
+                runs = item.runs
+                if runs is None:
+                    runs = item.runs = Runs(dim)
+                item.append_run(runs, buf, pos)
             else:
                 p = pos
                 for _i in range(dim):
@@ -1112,7 +1131,10 @@ class VectorNode(Node):
         item = self.item
         if self.run:
             assert isinstance(item, FixedNode)
-            item.null_run()
+            runs = item.runs
+            if runs is None:
+                runs = item.runs = Runs(self.dim)
+            item.null_run(runs)
             return
         for _i in range(self.dim):
             item.append_null()

@@ -7,7 +7,7 @@ from typing import Any, Final
 import numpy as np
 
 from cqlcodec import kinds as K
-from cqlcodec.columnar.builders import BoolNode, FixedNode, Node, VarintNode, VectorNode
+from cqlcodec.columnar.builders import BoolNode, FixedNode, Node, Runs, VarintNode, VectorNode
 
 _DTYPES: Final[dict[int, str]] = {
     K.TINYINT: "int8",
@@ -36,8 +36,10 @@ def typed(node: Node) -> Any:
         return np.frombuffer(node.converted, np.int64)
     if isinstance(node, VectorNode):
         item = node.item
-        if isinstance(item, FixedNode) and item.lazy:
-            return from_body(item, node.length, node.dim)
+        runs = item.runs if isinstance(item, FixedNode) and item.lazy else None
+        if runs is not None:
+            assert isinstance(item, FixedNode)
+            return from_body(item, runs, node.length, node.dim)
         inner = typed(item)
         if inner is None:
             return None
@@ -49,20 +51,20 @@ _WIRE: Final = {kind: (np.dtype(name), np.dtype(name).newbyteorder(">"))
                 for kind, name in _DTYPES.items()}
 
 
-def from_body(item: FixedNode, rows: int, dim: int) -> Any:
+def from_body(item: FixedNode, runs: Runs, rows: int, dim: int) -> Any:
     """The ``(rows, dim)`` matrix of a vector column whose values are still in the body
-    (big-endian runs at ``item.starts``): one strided conversion when the runs lie at
+    (big-endian runs at ``runs.starts``): one strided conversion when the runs lie at
     one stride apart, else a gather of the runs and one conversion; null rows are 0."""
     native, wire = _WIRE[item.kind]
     width = item.width
     if rows == 0:
         return np.empty((0, dim), native)
-    src = item.src
-    stride = item.stride
+    src = runs.src
+    stride = runs.stride
     if stride >= 0:  # no null run, and one stride apart (or a single run)
-        view = np.ndarray((rows, dim), wire, src, item.first, (stride, width))
+        view = np.ndarray((rows, dim), wire, src, runs.first, (stride, width))
         return view.astype(native)
-    starts = np.frombuffer(item.starts.getvalue(), "<i8")
+    starts = np.frombuffer(runs.starts.getvalue(), "<i8")
     valid = starts >= 0
     out = np.zeros((rows, dim), native)
     if not valid.any():
@@ -86,8 +88,10 @@ def to_numpy(node: Node, pylist: Any) -> Any:
     vectors of them (2-D), masked where null; an object array of ``pylist()`` otherwise."""
     if node.nulls == 0 and isinstance(node, VectorNode):
         item = node.item
-        if isinstance(item, FixedNode) and item.lazy:  # the common embedding column
-            return from_body(item, node.length, node.dim)
+        runs = item.runs if isinstance(item, FixedNode) and item.lazy else None
+        if runs is not None:  # the common embedding column, still in the body
+            assert isinstance(item, FixedNode)
+            return from_body(item, runs, node.length, node.dim)
     values = typed(node)
     if values is None:
         return np.array(pylist(), dtype=object)
