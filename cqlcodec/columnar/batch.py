@@ -95,7 +95,8 @@ class Column:
         (``datetime64[ms]`` timestamps, ``datetime64[D]`` dates, ``timedelta64[ns]``
         times), numeric vectors as 2-D ``(rows, n)`` arrays, a ``numpy.ma.MaskedArray``
         when there are nulls; other types as an object array of :meth:`to_pylist`.
-        Typed arrays are read-only views of the column's buffers."""
+        Typed arrays are read-only views of the column's buffers, except the matrix of
+        a fixed-width numeric vector column, made anew from the page's bytes."""
         from cqlcodec.columnar.numpy_conv import to_numpy
 
         return to_numpy(self._node, self.to_pylist)

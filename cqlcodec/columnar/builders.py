@@ -90,10 +90,10 @@ def _typecode(size: int, floating: bool) -> str:
     return code if code is not None else _find_typecode(size)
 
 
-def native(data: bytes, code: str) -> bytes:
+def native(data: bytes | bytearray, code: str) -> bytes:
     """Big-endian items of one array typecode in the machine's byte order (one bulk swap)."""
     if not SWAP or len(data) == 0 or code == "b":
-        return data
+        return bytes(data)
     a = array(code, data)
     a.byteswap()
     return a.tobytes()
@@ -331,19 +331,20 @@ class FixedNode(Node):
         if not self.lazy or runs is None:
             return self.values
         starts = runs.starts.getvalue()
-        src = runs.src
+        src = memoryview(runs.src)
         size = runs.run_len * self.width
-        w = BytesWriter()
-        j: i64 = 0
-        stop: i64 = len(starts)
-        while j < stop:
-            p = read_i64_le(starts, j)
+        count: i64 = len(starts) >> 3
+        out = bytearray(count * size)  # null runs stay zero
+        dest = memoryview(out)
+        o: i64 = 0
+        for j in range(count):
+            p = read_i64_le(starts, 8 * j)
             if p >= 0:
-                w.write(src[p: p + size])
-            else:
-                w.write(bytes(size))
-            j += 8
-        self.values = native(w.getvalue(), self.code)
+                dest[o: o + size] = src[p: p + size]
+            o += size
+        dest.release()
+        src.release()
+        self.values = native(out, self.code)
         self.lazy = False
         self.runs = None
         return self.values
