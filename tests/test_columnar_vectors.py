@@ -80,7 +80,7 @@ def walked_vector(body: bytes) -> VectorNode:
 @pytest.mark.parametrize("element", sorted(ELEMENTS))
 @pytest.mark.parametrize("layout", ["uniform", "uneven", "nulls", "uneven nulls"])
 def test_every_form_matches_the_row_path(element: str, layout: str) -> None:
-    from cqlcodec.columnar.numpy_conv import to_numpy
+    from cqlcodec.columnar.numpy_conv import from_body, to_numpy
 
     dim, nrows = 24, 70
     body, written = page(element, dim, nrows, text="uneven" in layout,
@@ -88,7 +88,11 @@ def test_every_form_matches_the_row_path(element: str, layout: str) -> None:
     expected = [None if r[-1] is None else list(r[-1]) for r in row_path(body)]
     node = walked_vector(body)
     assert isinstance(node.item, FixedNode) and node.item.lazy  # nothing copied yet
-    assert column_pylist(node, [], None) == expected  # read the bulk way
+    runs = node.item.runs
+    assert runs is not None
+    by_numpy = from_body(node.item, runs, nrows, dim).tobytes()  # Arrow's way with numpy
+    assert column_pylist(node, [], None) == expected  # read the bulk way (Arrow without numpy)
+    assert node.item.le_values() == by_numpy
     want = np.array([v if v is not None else [0] * dim for v in written], np.int64)
     for matrix in (to_numpy(walked_vector(body), lambda: expected),  # numpy first
                    cqlcodec.decode_columns(body, 4)["v"].to_numpy()):

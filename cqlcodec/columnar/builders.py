@@ -349,6 +349,13 @@ class FixedNode(Node):
         self.runs = None
         return self.values
 
+    def take_values(self, values: bytes) -> None:
+        """Hold ``values`` (what :meth:`le_values` would give, made another way: one
+        numpy conversion) instead of the runs in the body."""
+        self.values = values
+        self.lazy = False
+        self.runs = None
+
     def buffers(self) -> list[bytes | None]:
         return [self.le_values()]
 
