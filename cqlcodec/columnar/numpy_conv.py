@@ -86,12 +86,6 @@ def mask_of(node: Node) -> Any:
 def to_numpy(node: Node, pylist: Any) -> Any:
     """numpy form of a column: typed arrays for numeric, temporal and boolean columns and
     vectors of them (2-D), masked where null; an object array of ``pylist()`` otherwise."""
-    if node.nulls == 0 and isinstance(node, VectorNode):
-        item = node.item
-        runs = item.runs if isinstance(item, FixedNode) and item.lazy else None
-        if runs is not None:  # the common embedding column, still in the body
-            assert isinstance(item, FixedNode)
-            return from_body(item, runs, node.length, node.dim)
     values = typed(node)
     if values is None:
         return np.array(pylist(), dtype=object)
