@@ -42,7 +42,8 @@ from cqlcodec.driver.arrow_io import (
     write_arrow,
 )
 from cqlcodec.driver.connect import Connect, session_for
-from cqlcodec.driver.splits import TokenSplit, plan_splits
+from cqlcodec.driver.partitions import estimates_usable, fallback_split_count
+from cqlcodec.driver.splits import TokenSplit, default_split_count, plan_splits
 
 __all__ = ["SplitReader", "WriteError", "WriteResult", "read_table", "to_table"]
 
@@ -96,8 +97,12 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
     is the caller's call). ``splits``: a number of splits for
     :func:`cqlcodec.driver.plan_splits`, or planned splits. ``split_rows``: consecutive
     splits are grouped into one partition up to about this many estimated rows
-    (``None``: one partition per split). ``fetch_size``, ``consistency_level`` and
-    ``retries`` go to :func:`cqlcodec.driver.read_split`.
+    (``None``: one partition per split). Where the server has no size estimate for the
+    table yet (a table loaded since ``system.size_estimates`` was last refreshed, every
+    few minutes), each split is a partition, and without ``splits`` at least two are
+    planned per worker thread; the decision is logged (logger ``cqlcodec.driver``).
+    ``fetch_size``, ``consistency_level`` and ``retries`` go to
+    :func:`cqlcodec.driver.read_split`.
 
     ``meta`` comes from the table's schema: the pandas dtypes of
     :meth:`cqlcodec.ColumnBatch.to_pandas` (``pandas.ArrowDtype``), with varint and
@@ -111,8 +116,14 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
     session = session_for(spec)
     ref = resolve_table(session, table, columns)
     template = empty_table(session, ref)
-    planned = list(splits) if isinstance(splits, Sequence) else plan_splits(session, str(ref), splits)
-    groups = group_splits(planned, split_rows)
+    if isinstance(splits, Sequence):
+        planned = list(splits)
+    else:
+        wanted = splits if splits is not None else fallback_split_count(
+            default_split_count(session), _worker_threads())
+        planned = plan_splits(session, str(ref), wanted)
+    usable = split_rows is not None and estimates_usable(planned, str(ref), "cqlcodec.dask")
+    groups = group_splits(planned, split_rows if usable else None)
     reader = SplitReader(spec, ref, template, where=where, fetch_size=fetch_size,
                          consistency_level=consistency_level, retries=retries)
     meta = _frame(template)
@@ -120,6 +131,18 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
     with dask.config.set({"dataframe.convert-string": False}):
         return dask.dataframe.from_map(reader, groups, meta=meta,
                                        label=f"read-cassandra-{ref.name}", enforce_metadata=False)
+
+
+def _worker_threads() -> int:
+    """The task slots that will run the partitions: the threads of the workers of the
+    current ``distributed`` client, else the local scheduler's worker count."""
+    try:
+        from distributed import get_client
+
+        workers = get_client().scheduler_info(n_workers=-1)["workers"]
+        return sum(int(w.get("nthreads", 1)) for w in workers.values()) or 1
+    except (ImportError, ValueError):  # no distributed, or no client: the local scheduler
+        return int(dask.config.get("num_workers", None) or dask.system.CPU_COUNT)
 
 
 class _PartitionWriter:

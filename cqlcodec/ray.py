@@ -46,6 +46,7 @@ from cqlcodec.driver.arrow_io import (
     write_arrow,
 )
 from cqlcodec.driver.connect import Connect, session_for
+from cqlcodec.driver.partitions import estimates_usable, even_groups
 from cqlcodec.driver.splits import TokenSplit, plan_splits
 
 __all__ = ["CassandraDatasink", "CassandraDatasource", "WriteError", "WriteResult", "read_table",
@@ -124,15 +125,15 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
-        """One ReadTask per group of consecutive splits, at most ``parallelism`` groups."""
-        total = sum(s.estimated_rows for s in self.splits)
-        wanted = max(1, min(parallelism if parallelism > 0 else len(self.splits), len(self.splits)))
-        per_group = max(1, -(-total // wanted)) if total else None
-        if per_group:
-            groups = group_splits(self.splits, per_group)
+        """One ReadTask per group of consecutive splits, at most ``parallelism`` groups
+        (sized by the estimated rows; where the server has none for the table yet, runs
+        of the same number of splits, which is logged)."""
+        wanted = parallelism if parallelism > 0 else len(self.splits)
+        if estimates_usable(self.splits, str(self.ref), "cqlcodec.ray"):
+            total = sum(s.estimated_rows for s in self.splits)
+            groups = group_splits(self.splits, max(1, -(-total // max(1, min(wanted, len(self.splits))))))
         else:  # no estimates: contiguous runs of about the same number of splits
-            n = len(self.splits)
-            groups = [tuple(self.splits[i * n // wanted:(i + 1) * n // wanted]) for i in range(wanted)]
+            groups = even_groups(self.splits, wanted)
         columns = self._columns()
         shown = list(self.ref.columns) if columns is None else columns or list(self.ref.partition_key)
         schema = self.template.select(shown).schema
@@ -158,27 +159,27 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                splits: int | Sequence[TokenSplit] | None = None, fetch_size: int = 5000,
                consistency_level: int | None = None, retries: int = 3,
-               override_num_blocks: int | None = None,
-               ray_remote_args: dict[str, Any] | None = None) -> Any:
+               override_num_blocks: int | None = None, num_cpus: float | None = None,
+               memory: float | None = None, concurrency: int | None = None) -> Any:
     """Every row of ``table`` (``"ks.table"``) as a ``ray.data.Dataset``.
 
     ``connect``: a :class:`cqlcodec.driver.Connect` or a mapping of
     ``cassandra.cluster.Cluster`` keyword arguments. ``columns``, ``where``,
     ``splits``, ``fetch_size``, ``consistency_level``, ``retries``: as for
     :func:`cqlcodec.dask.read_table`. ``override_num_blocks`` caps the read tasks
-    (default: Ray's choice, at most one per split); ``ray_remote_args`` go to the read
-    tasks (``max_retries`` defaults to 3: a split read is idempotent, so a retried task
-    gives the same rows). Blocks are Arrow tables in the table's schema (varint and
-    decimal as exact text). Unknown table/keyspace raises
+    (default: Ray's choice, at most one per split); ``num_cpus``, ``memory`` and
+    ``concurrency`` go to ``ray.data.read_datasource`` for the read tasks. Ray re-runs
+    a read task whose worker died (a split read is idempotent, so a re-run task gives
+    the same rows); a :class:`cqlcodec.driver.ScanError` is not retried. Blocks are
+    Arrow tables in the table's schema (varint and decimal as exact text). Unknown table/keyspace raises
     :class:`cqlcodec.driver.SplitPlanError` and an unknown column
     :class:`cqlcodec.driver.ScanError`, here, before any task runs.
     """
     source = CassandraDatasource(connect, table, columns, where=where, splits=splits,
                                  fetch_size=fetch_size, consistency_level=consistency_level,
                                  retries=retries)
-    remote = {"max_retries": 3, "retry_exceptions": False, **(ray_remote_args or {})}
     return ray.data.read_datasource(source, override_num_blocks=override_num_blocks,
-                                    ray_remote_args=remote)
+                                    num_cpus=num_cpus, memory=memory, concurrency=concurrency)
 
 
 class CassandraDatasink(Datasink):  # type: ignore[misc]

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
 ADDRESS = os.environ.get("CQLCODEC_CASSANDRA", "")
 BULK_ROWS = 20_000
+# a deprecation warning raised where cqlcodec calls into Dask, Ray, pandas or pyarrow (the
+# warning's origin is a cqlcodec module) fails the test
+OUR_CALLS_MUST_NOT_WARN = [f"error::{category}:cqlcodec"
+                           for category in ("DeprecationWarning", "PendingDeprecationWarning",
+                                            "FutureWarning")]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -20,6 +26,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if str(item.path).startswith(here):
             item.add_marker(pytest.mark.integration)
+            for warning in OUR_CALLS_MUST_NOT_WARN:
+                item.add_marker(pytest.mark.filterwarnings(warning))
             if not ADDRESS:
                 item.add_marker(skip)
 
@@ -96,6 +104,31 @@ def _fill_bulk(s: Any, keyspace: str) -> None:
     insert = s.prepare(f"INSERT INTO {keyspace}.bulk (k, i, f, t, b, ts, n, d, l, u) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
     insert_columns(s, insert, columns, concurrency=32)
+
+
+@contextmanager
+def freshly_loaded(session: Any, name: str, rows: int = 5000) -> Iterator[str]:
+    """A table ``(k int, v double)`` of ``rows`` rows loaded just now (so that the server
+    has no size estimate for it yet); dropped afterwards. Yields its ``ks.table`` name."""
+    import numpy as np
+
+    from cqlcodec.driver import insert_columns
+
+    table = f"{_keyspace()}.{name}"
+    session.execute(f"CREATE TABLE {table} (k int PRIMARY KEY, v double)", timeout=60)
+    try:
+        keys = np.arange(rows, dtype=np.int32)
+        insert_columns(session, session.prepare(f"INSERT INTO {table} (k, v) VALUES (?, ?)"),
+                       {"k": keys, "v": keys / 2}, concurrency=32)
+        yield table
+    finally:
+        session.execute(f"DROP TABLE {table}", timeout=60)
+
+
+def _keyspace() -> str:
+    from integration.data import KEYSPACE
+
+    return KEYSPACE
 
 
 def expected_table(session: Any, table: str, columns: list[str] | None = None) -> Any:

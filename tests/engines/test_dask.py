@@ -25,7 +25,7 @@ from cqlcodec.driver import Connect, ScanError, SplitPlanError, execute_columns 
 from cqlcodec.driver.arrow_io import WriteError  # noqa: E402
 from cqlcodec.driver.connect import open_session_count  # noqa: E402
 
-from .conftest import BULK_ROWS, cluster_options, expected_table, same_rows  # noqa: E402
+from .conftest import BULK_ROWS, cluster_options, expected_table, freshly_loaded, same_rows  # noqa: E402
 from .proxy import Proxy  # noqa: E402
 
 SECRET = "Dask-Pa55word-never-shown"
@@ -225,3 +225,24 @@ def test_the_password_appears_in_no_task_key_label_or_log(client: Any) -> None:
     assert not [v for v in views if SECRET in v]
     logs = client.get_worker_logs()
     assert SECRET not in repr(logs)
+
+
+def test_a_table_loaded_a_moment_ago_is_read_by_both_workers(
+        client: Any, connect: dict[str, Any], session: Any, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    import pandas
+
+    with freshly_loaded(session, "fresh_dask") as table:
+        with caplog.at_level(logging.INFO, logger="cqlcodec.driver"):
+            ddf = cqlcodec.dask.read_table(connect, table)
+        assert "no size estimates" in caplog.text and table in caplog.text
+        assert ddf.npartitions >= 4  # at least 2 per worker thread
+
+        def where_read(frame: Any) -> Any:
+            return pandas.DataFrame({"worker": [distributed.get_worker().address],
+                                     "rows": [len(frame)]})
+
+        per_partition = ddf.map_partitions(where_read, meta={"worker": object, "rows": "int64"}).compute()
+        assert per_partition["rows"].sum() == 5000
+        assert per_partition["worker"].nunique() == 2, per_partition
