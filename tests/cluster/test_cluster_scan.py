@@ -139,13 +139,20 @@ def test_a_node_killed_mid_scan(session: Session, node3_back: None) -> None:
           f"{len(scan.splits)} splits")
 
 
+def _wait_until_node3_is_up(session: Session) -> None:
+    """Until the driver holds node 3 up (it may just have been started again)."""
+    deadline = time.monotonic() + 120
+    while not any(h.address == "127.0.0.3" and h.is_up for h in session.cluster.metadata.all_hosts()):
+        assert time.monotonic() < deadline, "the driver does not see node 3 up"
+        time.sleep(1)
+
+
 def test_a_node_killed_mid_load(session: Session) -> None:
     pyarrow = pytest.importorskip("pyarrow")
     want = _expected(session)
-    table = f"{KEYSPACE}.loaded"
-    session.execute(f"CREATE TABLE IF NOT EXISTS {table} (p int, c int, v text, PRIMARY KEY (p, c))",
-                    timeout=120)
-    session.execute(f"TRUNCATE {table}", timeout=120)
+    _wait_until_node3_is_up(session)
+    table = f"{KEYSPACE}.loaded_{os.getpid()}"  # a new table: TRUNCATE needs every node
+    session.execute(f"CREATE TABLE {table} (p int, c int, v text, PRIMARY KEY (p, c))", timeout=120)
     source = pyarrow.table({"p": [r[0] for r in want], "c": [r[1] for r in want],
                             "v": [r[2] for r in want]})
     kill_once = _KillNode3(len(want) // 4, 0.05)
@@ -169,4 +176,5 @@ def test_a_node_killed_mid_load(session: Session) -> None:
                 raise
             time.sleep(2)  # node 3 is not yet seen up by the coordinator
     assert got == want
+    session.execute(f"DROP TABLE {table}", timeout=120)
     print(f"killed node 3 after {len(want) // 4} rows of a load; {result.requests} requests")
