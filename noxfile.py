@@ -313,11 +313,13 @@ ENGINE_DEPS = {
 }
 
 
-def _engine_tests(session: nox.Session, engine: str, impl: str, *extra: str) -> None:
+def _engine_tests(session: nox.Session, engine: str, impl: str, *extra: str,
+                  deps: tuple[str, ...] = ()) -> None:
     """The tests of one engine on the test server (shared with the integration sessions:
     started unless it is up, and stopped when nox exits if this run started it)."""
     install_cqlcodec(session, impl)
-    session.install(INTEGRATION_DRIVERS["cassandra-driver"], *INTEGRATION_DEPS, *ENGINE_DEPS[engine])
+    session.install(INTEGRATION_DRIVERS["cassandra-driver"], *INTEGRATION_DEPS, *ENGINE_DEPS[engine],
+                    *deps)
     _test_server(session)
     session.run(
         "pytest", "-p", "no:cacheprovider", f"tests/engines/test_{engine}.py", *extra, *session.posargs,
@@ -340,9 +342,10 @@ def distributed(session: nox.Session, impl: str) -> None:
 @nox.parametrize("impl", IMPLS)
 def ray(session: nox.Session, impl: str) -> None:
     """cqlcodec.ray on a local ray.init(num_cpus=2) against a real Cassandra 5.0.9
-    (tests/engines/test_ray.py, on the integration sessions' server). CI runs the compiled
-    build."""
-    _engine_tests(session, "ray", impl)
+    (tests/engines/test_ray.py, on the integration sessions' server), and
+    tests/engines/test_exit.py (a process that used cqlcodec.dask, then ran a Ray job,
+    exits cleanly; Dask is installed for it). CI runs the compiled build."""
+    _engine_tests(session, "ray", impl, "tests/engines/test_exit.py", deps=tuple(ENGINE_DEPS["dask"]))
 
 
 @nox.session(python="3.11")
