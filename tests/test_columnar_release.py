@@ -1,0 +1,101 @@
+"""Arrow export is safe whatever the interpreter is doing when a reader releases it.
+
+With pyarrow installed every capsule cqlcodec hands out is pyarrow's (arrays made with
+``pyarrow.Array.from_buffers`` over the column buffers): the first test checks that
+they are field for field and byte for byte the ctypes export. Each scenario then runs
+in a child process (``arrow_release_child.py``), once with pyarrow and once with
+pyarrow blocked from import (the ctypes structs, read by polars), and must exit 0 with
+the user's exception caught. The one case the ctypes export cannot make safe (a reader
+other than pyarrow dropping arrays held on the evaluation stack while an exception
+unwinds it, as in a list comprehension) is checked to behave as the columnar guide
+documents, and to be the only one.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_columnar import every_type_body
+
+import cqlcodec
+from cqlcodec.columnar import arrow, pyarrow_export
+
+CHILD = Path(__file__).with_name("arrow_release_child.py")
+
+
+class _Capsules:
+    def __init__(self, capsules: tuple[object, object]) -> None:
+        self.capsules = capsules
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        return self.capsules
+
+
+def _buffers(array: Any) -> list[tuple[int, int] | None]:
+    return [None if b is None else (b.address, b.size) for b in array.buffers()]
+
+
+@pytest.mark.parametrize("interval_as_struct", [False, True])
+def test_pyarrow_owned_export_is_the_ctypes_export(interval_as_struct: bool) -> None:
+    pa = pytest.importorskip("pyarrow")
+    batch = cqlcodec.decode_columns(every_type_body(6), 4)
+    f = batch._field(interval_as_struct)
+    old = pa.record_batch(_Capsules(arrow.array_capsules(f)))
+    new = pa.record_batch(_Capsules(pyarrow_export.array_capsules(pa, f)))
+    assert new.schema.equals(old.schema, check_metadata=True)
+    assert new.equals(old)
+    for a, b in zip(old.columns, new.columns):
+        assert _buffers(a) == _buffers(b), a.type  # the same memory: no copy either way
+    column = batch[0]
+    assert pa.array(column).equals(old.column(0))
+    assert pa.field(column).equals(old.schema.field(0))
+    del old, new, a, b
+    gc.collect()
+    assert arrow.live_exports() == 0
+
+
+def test_pyarrow_owned_export_keeps_the_buffers_alive() -> None:
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table(cqlcodec.decode_columns(every_type_body(4), 4))
+    expected = table.to_pylist()
+    gc.collect()
+    assert pa.table(table.to_batches()[0]).to_pylist() == expected
+    table.validate(full=True)
+
+
+SCENARIOS = ["comprehension", "duckdb", "thread", "keyboard_interrupt", "alive_at_exit"]
+# the documented case: the ctypes export read by polars in a list comprehension
+LOST = {("ctypes", "comprehension")}
+
+
+def run_child(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(CHILD), *args], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ))
+
+
+@pytest.mark.parametrize("mode", ["pyarrow", "ctypes"])
+@pytest.mark.parametrize("scenario", SCENARIOS + ["polars_from_arrow"])
+def test_an_exception_while_a_reader_holds_exported_arrays(mode: str, scenario: str) -> None:
+    pytest.importorskip("polars")
+    if mode == "pyarrow":
+        pytest.importorskip("pyarrow")
+    if scenario == "duckdb":
+        pytest.importorskip("duckdb")
+    if scenario == "polars_from_arrow" and mode == "ctypes":
+        pytest.skip("polars.from_arrow of a pyarrow batch needs pyarrow")
+    done = run_child(mode, scenario)
+    assert done.returncode == 0, (scenario, done.returncode, done.stderr[-3000:])
+    if (mode, scenario) in LOST:
+        assert "lost UserError: error return without exception set" in done.stdout, done.stdout
+        # the release completed and showed the user's exception it could not carry
+        assert "Exception ignored on calling ctypes callback function" in done.stderr
+        assert "UserError: the next page failed" in done.stderr
+    else:
+        assert "caught UserError" in done.stdout, (scenario, done.stdout, done.stderr[-3000:])
+        assert "Exception ignored" not in done.stderr, done.stderr[-3000:]
