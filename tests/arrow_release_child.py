@@ -1,11 +1,13 @@
-"""One scenario of tests/test_columnar_release.py, in its own process (see there).
+"""The scenarios of tests/test_columnar_release.py, in a process of their own (see there).
 
-``python arrow_release_child.py MODE SCENARIO``: MODE ``pyarrow`` exports through
+``python arrow_release_child.py MODE SCENARIO...``: MODE ``pyarrow`` exports through
 pyarrow-owned structs and reads with pyarrow; MODE ``ctypes`` blocks pyarrow before
-cqlcodec is imported (the ctypes structs) and reads with polars. The scenario raises a
-``UserError`` while a reader holds arrays exported by cqlcodec; the child prints
-``caught UserError`` when that exception reached its handler, ``lost UserError`` when a
-``SystemError`` came instead, and exits 0 unless the process crashed.
+cqlcodec is imported (the ctypes structs) and reads with polars. Each scenario raises
+a ``UserError`` while a reader holds arrays exported by cqlcodec. Before a scenario
+the child writes ``== SCENARIO`` to stdout and stderr (so that a crash, and anything
+printed, names its scenario); after it, ``caught UserError`` when that exception
+reached its handler or ``lost UserError`` when a ``SystemError`` came instead. It
+exits 0 unless the process crashed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-MODE, SCENARIO = sys.argv[1], sys.argv[2]
+MODE, NAMES = sys.argv[1], sys.argv[2:]
 if MODE == "ctypes":
     sys.modules["pyarrow"] = None  # type: ignore[assignment]
 
@@ -70,18 +72,16 @@ def duckdb_relations() -> None:
 
 
 def other_thread() -> None:
+    """The comprehension in another thread; then arrays whose last references are
+    dropped in another thread (no exception)."""
     read = reader()
-    errors: list[UserError] = []
-
-    def work() -> None:
-        held = read(cqlcodec.decode_columns(BODY, 4))
-        raise UserError(f"in a thread, holding {len(held)} rows")
+    outcome: list[BaseException] = []
 
     def run() -> None:
         try:
-            work()
-        except UserError as exc:
-            errors.append(exc)
+            print(len([read(b) for b in pages()]))
+        except (UserError, SystemError) as exc:
+            outcome.append(exc)
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -90,7 +90,7 @@ def other_thread() -> None:
     thread = threading.Thread(target=held.clear)  # the last references go in that thread
     thread.start()
     thread.join()
-    raise errors[0]
+    raise outcome[0]
 
 
 class _Interrupting:
@@ -102,17 +102,17 @@ class _Interrupting:
         return None
 
 
+def pages_then_an_interrupted_import() -> Iterator[cqlcodec.ColumnBatch]:
+    yield cqlcodec.decode_columns(BODY, 4)
+    import cqlcodec_test_interrupting_import  # type: ignore[import-not-found]  # noqa: F401
+
+
 def keyboard_interrupt() -> None:
+    """KeyboardInterrupt (from an import hook) while a comprehension holds arrays."""
     read = reader()
     sys.meta_path.insert(0, _Interrupting())
-
-    def importing() -> None:
-        held = [read(b) for b in [cqlcodec.decode_columns(BODY, 4)]]
-        import cqlcodec_test_interrupting_import  # type: ignore[import-not-found]  # noqa: F401
-        print(len(held))
-
     try:
-        importing()
+        print(len([read(b) for b in pages_then_an_interrupted_import()]))
     except KeyboardInterrupt:
         raise UserError("interrupted during an import") from None
 
@@ -137,9 +137,12 @@ SCENARIOS: dict[str, Callable[[], None]] = {
 }
 
 if __name__ == "__main__":
-    try:
-        SCENARIOS[SCENARIO]()
-    except UserError:
-        print("caught UserError", flush=True)
-    except SystemError as exc:
-        print(f"lost UserError: {exc}", flush=True)
+    for name in NAMES:
+        print(f"== {name}", flush=True)
+        print(f"== {name}", file=sys.stderr, flush=True)
+        try:
+            SCENARIOS[name]()
+        except UserError:
+            print("caught UserError", flush=True)
+        except SystemError as exc:
+            print(f"lost UserError: {exc}", flush=True)
