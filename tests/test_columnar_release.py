@@ -41,13 +41,29 @@ def _buffers(array: Any) -> list[tuple[int, int] | None]:
     return [None if b is None else (b.address, b.size) for b in array.buffers()]
 
 
-@pytest.mark.parametrize("interval_as_struct", [False, True])
-def test_pyarrow_owned_export_is_the_ctypes_export(interval_as_struct: bool) -> None:
+class _PyarrowBefore18:
+    """pyarrow without ``pyarrow.uuid()`` (before 18): uuid columns are exported as
+    fixed-size binary with the extension's field metadata."""
+
+    def __init__(self, pa: Any) -> None:
+        self.pa = pa
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "uuid":
+            raise AttributeError(name)
+        return getattr(self.pa, name)
+
+
+@pytest.mark.parametrize("interval_as_struct,uuid_type", [(False, True), (True, True),
+                                                          (False, False)])
+def test_pyarrow_owned_export_is_the_ctypes_export(interval_as_struct: bool,
+                                                   uuid_type: bool) -> None:
     pa = pytest.importorskip("pyarrow")
     batch = cqlcodec.decode_columns(every_type_body(6), 4)
     f = batch._field(interval_as_struct)
     old = pa.record_batch(_Capsules(arrow.array_capsules(f)))
-    new = pa.record_batch(_Capsules(pyarrow_export.array_capsules(pa, f)))
+    made_by = pa if uuid_type else _PyarrowBefore18(pa)
+    new = pa.record_batch(_Capsules(pyarrow_export.array_capsules(made_by, f)))
     assert new.schema.equals(old.schema, check_metadata=True)
     assert new.equals(old)
     for a, b in zip(old.columns, new.columns):

@@ -32,7 +32,17 @@ def _parametrised(pa: Any, fmt: str) -> Any:
     raise ValueError(f"cqlcodec: no pyarrow type for Arrow format {fmt!r}")
 
 
+_plain: dict[str, Any] = {}
+
+
 def _plain_types(pa: Any) -> dict[str, Any]:
+    """The pyarrow types of the formats without parameters or children (made once)."""
+    if not _plain:
+        _plain.update(_made_plain_types(pa))
+    return _plain
+
+
+def _made_plain_types(pa: Any) -> dict[str, Any]:
     return {
         "n": pa.null(), "b": pa.bool_(), "c": pa.int8(), "s": pa.int16(), "i": pa.int32(),
         "l": pa.int64(), "f": pa.float32(), "g": pa.float64(), "tdD": pa.date32(),
@@ -48,7 +58,7 @@ def _is_uuid(f: Field) -> bool:
 def data_type(pa: Any, f: Field) -> Any:
     """The pyarrow type of ``f`` (its format string, children and extension)."""
     fmt = f.fmt
-    if _is_uuid(f):
+    if _is_uuid(f) and hasattr(pa, "uuid"):
         return pa.uuid()
     if fmt == "+s":
         return pa.struct([field(pa, c) for c in f.children])
@@ -65,9 +75,18 @@ def data_type(pa: Any, f: Field) -> Any:
     return plain if plain is not None else _parametrised(pa, fmt)
 
 
-def field(pa: Any, f: Field) -> Any:
-    """The ``pyarrow.Field`` of ``f``."""
-    return pa.field(f.name, data_type(pa, f), nullable=f.nullable)
+def field(pa: Any, f: Field, type_: Any = None) -> Any:
+    """The ``pyarrow.Field`` of ``f`` (of type ``type_`` when given)."""
+    t = data_type(pa, f) if type_ is None else type_
+    return pa.field(f.name, t, nullable=f.nullable, metadata=_metadata(pa, f, t))
+
+
+def _metadata(pa: Any, f: Field, t: Any) -> dict[bytes, bytes] | None:
+    """The field's extension metadata where its type does not carry it (``arrow.uuid``
+    before pyarrow 18: fixed-size binary with the metadata, as the ctypes export gives)."""
+    if not _is_uuid(f) or isinstance(t, pa.BaseExtensionType):
+        return None
+    return {b"ARROW:extension:name": _UUID_EXTENSION.encode(), b"ARROW:extension:metadata": b""}
 
 
 def array(pa: Any, f: Field, type_: Any = None) -> Any:
@@ -104,7 +123,8 @@ def array_capsules(pa: Any, f: Field) -> tuple[object, object]:
     """The ``(arrow_schema, arrow_array)`` capsules of ``f``, exported by pyarrow."""
     made = array(pa, f)
     _, array_capsule = made.__arrow_c_array__()
-    return field(pa, f).__arrow_c_schema__(), array_capsule
+    schema = field(pa, f, made.type).__arrow_c_schema__()
+    return schema, array_capsule
 
 
 def stream_capsule(pa: Any, f: Field) -> object:
