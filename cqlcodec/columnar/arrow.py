@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from cqlcodec import kinds as K
 from cqlcodec.columnar.builders import DurationNode, FixedNode, ListNode, Node
+from cqlcodec.columnar.ctypes_guard import address_kept_forever, guarded
 
 FLAG_NULLABLE: Final = 2
 EIO: Final = 5
@@ -83,7 +84,7 @@ class _Holder:
 
 _LIVE: dict[int, _Holder] = {}
 _CAPSULES: dict[int, int] = {}
-_lock: Final = threading.Lock()
+_lock: Final = threading.RLock()  # a release may run inside another (a freed holder)
 _tokens: Final = itertools.count(1)
 
 
@@ -95,14 +96,14 @@ def _new_holder() -> tuple[int, _Holder]:
     return token, h
 
 
-def _unref(token: int) -> None:
+def _unref(token: int, _live: Any = _LIVE, _lock: Any = _lock) -> None:
     with _lock:
-        h = _LIVE.get(token)
+        h = _live.get(token)
         if h is None:
             return
         h.refs -= 1
         if h.refs <= 0:
-            del _LIVE[token]
+            del _live[token]
 
 
 def _cstr(h: _Holder, text: str | bytes) -> int:
@@ -137,69 +138,76 @@ def _metadata(pairs: list[tuple[str, str]]) -> bytes:
 
 
 # --- the release callbacks ----------------------------------------------------------------
+# They run from C at any time (see cqlcodec.columnar.ctypes_guard): each clears its
+# struct's ``release`` before anything else, and everything they use is bound as a
+# default argument, so that they still work while interpreter shutdown clears modules.
 
-def _release_tree(struct_type: type[ArrowSchema] | type[ArrowArray], addr: int | None) -> None:
+def _release_tree(struct_type: type[ArrowSchema] | type[ArrowArray], addr: int | None,
+                  _unref: Any = _unref, _pointers: Any = c_void_p) -> None:
     """Release a schema or an array and its still-unreleased children (same layout)."""
     if not addr:
         return
     s = struct_type.from_address(addr)
     if not s.release:
         return
-    if s.n_children and s.children:
-        kids = (c_void_p * s.n_children).from_address(s.children)
-        for k in kids:
-            if k and struct_type.from_address(k).release:
-                _release_tree(struct_type, k)
-    token = s.private_data or 0
     s.release = None
+    token = s.private_data or 0
+    if s.n_children and s.children:
+        for k in (_pointers * s.n_children).from_address(s.children):
+            if k:
+                _release_tree(struct_type, k, _unref, _pointers)
     _unref(token)
 
 
-def _release_schema(addr: int | None) -> None:
-    _release_tree(ArrowSchema, addr)
+def _release_schema(addr: int | None, _tree: Any = _release_tree,
+                    _struct: Any = ArrowSchema) -> None:
+    _tree(_struct, addr)
 
 
-def _release_array(addr: int | None) -> None:
-    _release_tree(ArrowArray, addr)
+def _release_array(addr: int | None, _tree: Any = _release_tree,
+                   _struct: Any = ArrowArray) -> None:
+    _tree(_struct, addr)
 
 
-def _release_stream(addr: int | None) -> None:
+def _release_stream(addr: int | None, _unref: Any = _unref,
+                    _struct: Any = ArrowArrayStream) -> None:
     if not addr:
         return
-    s = ArrowArrayStream.from_address(addr)
+    s = _struct.from_address(addr)
     if not s.release:
         return
-    token = s.private_data or 0
     s.release = None
-    _unref(token)
+    _unref(s.private_data or 0)
 
 
-_RELEASE_SCHEMA_CB: Final = _RELEASE(_release_schema)
-_RELEASE_ARRAY_CB: Final = _RELEASE(_release_array)
-_RELEASE_STREAM_CB: Final = _RELEASE(_release_stream)
-_RELEASE_SCHEMA_ADDR: Final = ctypes.cast(_RELEASE_SCHEMA_CB, c_void_p).value
-_RELEASE_ARRAY_ADDR: Final = ctypes.cast(_RELEASE_ARRAY_CB, c_void_p).value
-_RELEASE_STREAM_ADDR: Final = ctypes.cast(_RELEASE_STREAM_CB, c_void_p).value
+def _callback_address(fn: Any) -> int:
+    """The C address of a ctypes release callback running ``fn`` (kept for ever)."""
+    return address_kept_forever(_RELEASE(guarded(fn)))
 
 
-def _capsule_destructor(capsule: int | None) -> None:
-    token = _CAPSULES.pop(capsule or 0, None)
+_RELEASE_SCHEMA_ADDR: Final = _callback_address(_release_schema)
+_RELEASE_ARRAY_ADDR: Final = _callback_address(_release_array)
+_RELEASE_STREAM_ADDR: Final = _callback_address(_release_stream)
+
+
+def _capsule_destructor(capsule: int | None, _capsules: Any = _CAPSULES, _live: Any = _LIVE,
+                        _unref: Any = _unref,
+                        _releases: Any = ((ArrowSchema, _release_schema),
+                                          (ArrowArray, _release_array),
+                                          (ArrowArrayStream, _release_stream))) -> None:
+    token = _capsules.pop(capsule or 0, None)
     if token is None:
         return
-    h = _LIVE.get(token)
+    h = _live.get(token)
     if h is not None and h.keep:
         top = h.keep[0]
-        if isinstance(top, ArrowSchema) and top.release:
-            _release_schema(ctypes.addressof(top))
-        elif isinstance(top, ArrowArray) and top.release:
-            _release_array(ctypes.addressof(top))
-        elif isinstance(top, ArrowArrayStream) and top.release:
-            _release_stream(ctypes.addressof(top))
+        for struct_type, release in _releases:
+            if isinstance(top, struct_type) and top.release:
+                release(ctypes.addressof(top))
     _unref(token)
 
 
-_DESTRUCTOR_CB: Final = _RELEASE(_capsule_destructor)
-_DESTRUCTOR_ADDR: Final = ctypes.cast(_DESTRUCTOR_CB, c_void_p).value
+_DESTRUCTOR_ADDR: Final = _callback_address(_capsule_destructor)
 
 
 def _capsule(token: int, h: _Holder, top: Structure, name: bytes) -> object:

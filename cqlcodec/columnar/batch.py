@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
-from cqlcodec.columnar import arrow
+from cqlcodec.columnar import arrow, export
 from cqlcodec.columnar.builders import Node, column_pylist
 from cqlcodec.columnar.walk import Page, decode_page
 from cqlcodec.errors import DecodeError
@@ -103,11 +103,11 @@ class Column:
 
     def __arrow_c_schema__(self) -> object:
         """Arrow PyCapsule interface: the column's field as an ``arrow_schema`` capsule."""
-        return arrow.schema_capsule(arrow.field_of(self._node, self.name))
+        return export.schema_capsule(arrow.field_of(self._node, self.name))
 
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """Arrow PyCapsule interface: ``(arrow_schema, arrow_array)`` capsules (zero copy)."""
-        return arrow.array_capsules(arrow.field_of(self._node, self.name))
+        return export.array_capsules(arrow.field_of(self._node, self.name))
 
     def __repr__(self) -> str:
         return (f"<cqlcodec.Column {self.name!r} {self.cql_type.cql_name} {len(self)} rows, "
@@ -201,15 +201,15 @@ class ColumnBatch:
 
     def __arrow_c_schema__(self) -> object:
         """Arrow PyCapsule interface: the batch schema (a struct of the columns)."""
-        return arrow.schema_capsule(self._field())
+        return export.schema_capsule(self._field())
 
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
         """Arrow PyCapsule interface: the batch as one struct array (zero copy)."""
-        return arrow.array_capsules(self._field())
+        return export.array_capsules(self._field())
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Arrow PyCapsule interface: a stream holding this page as one record batch."""
-        return arrow.stream_capsule(self._field())
+        return export.stream_capsule(self._field())
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame. With pyarrow installed every column keeps its exact Arrow
@@ -244,4 +244,4 @@ class _Stream:
         self._f = f
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        return arrow.stream_capsule(self._f)
+        return export.stream_capsule(self._f)

@@ -30,7 +30,9 @@ from collections.abc import Callable, Iterator
 from ctypes import CFUNCTYPE, c_char_p, c_int, c_void_p
 from typing import Any, Final
 
+from cqlcodec.columnar import export
 from cqlcodec.columnar.arrow import ArrowArray, ArrowArrayStream, ArrowSchema, Field, schema_capsule
+from cqlcodec.columnar.ctypes_guard import address_kept_forever, guarded
 from cqlcodec.errors import CodecError
 
 EIO: Final = 5
@@ -73,7 +75,7 @@ class _State:
 
 _STATES: dict[int, _State] = {}        # token -> stream state, until the stream is released
 _STRUCTS: dict[int, ArrowArrayStream] = {}  # id(capsule) -> the struct it points at
-_lock: Final = threading.Lock()
+_lock: Final = threading.RLock()  # a release may run inside another
 _tokens: Final = itertools.count(1)
 
 
@@ -134,7 +136,7 @@ class _SchemaOnly:
         self.f = f
 
     def __arrow_c_schema__(self) -> object:
-        return schema_capsule(self.f)
+        return export.schema_capsule(self.f)
 
 
 def _cast_to_first(state: _State, batch: Any, got: Signature) -> tuple[object, object]:
@@ -219,25 +221,27 @@ def _get_error(stream: int | None) -> int | None:
     return ctypes.addressof(state.error)
 
 
-def _release(stream: int | None) -> None:
-    s = ArrowArrayStream.from_address(stream or 0)
+def _release(stream: int | None, _states: Any = _STATES, _lock: Any = _lock,
+             _struct: Any = ArrowArrayStream) -> None:
+    s = _struct.from_address(stream or 0)
     if not s.release:
         return
-    with _lock:
-        _STATES.pop(s.private_data or 0, None)
     s.release = None
-
-
-def _destroy(capsule: int | None) -> None:
     with _lock:
-        struct = _STRUCTS.pop(capsule or 0, None)
+        _states.pop(s.private_data or 0, None)
+
+
+def _destroy(capsule: int | None, _structs: Any = _STRUCTS, _lock: Any = _lock,
+             _release: Any = _release) -> None:
+    with _lock:
+        struct = _structs.pop(capsule or 0, None)
     if struct is not None and struct.release:
         _release(ctypes.addressof(struct))
 
 
-_CALLBACKS: Final = (_GET_SCHEMA(_get_schema), _GET_NEXT(_get_next), _GET_ERROR(_get_error),
-                     _RELEASE(_release), _RELEASE(_destroy))
-_ADDRESSES: Final = [ctypes.cast(cb, c_void_p).value for cb in _CALLBACKS]
+_ADDRESSES: Final = [address_kept_forever(callback) for callback in (
+    _GET_SCHEMA(_get_schema), _GET_NEXT(_get_next), _GET_ERROR(_get_error),
+    _RELEASE(guarded(_release)), _RELEASE(guarded(_destroy)))]
 
 
 def stream_capsule_of(batches: Iterator[Any], first: Any) -> object:

@@ -21,7 +21,13 @@ def arrow_table_of(batches: Iterable[Any]) -> Any:
     such as :class:`~cqlcodec.ColumnBatch`), one record batch per page."""
     import pyarrow
 
-    records = [pyarrow.record_batch(batch) for batch in batches]
+    records: list[Any] = []
+    for batch in batches:
+        # A local, not a list comprehension: when ``batches`` raises, the traceback
+        # keeps the records alive until the exception is handled, instead of their
+        # release running while it is being raised (safe with pyarrow's structs, not
+        # with a ctypes release; see cqlcodec.columnar.ctypes_guard).
+        records.append(pyarrow.record_batch(batch))
     filled = [r for r in records if r.num_rows]  # an empty page may type a column differently
     return pyarrow.Table.from_batches(unified(filled) if filled else records[:1])
 

@@ -486,7 +486,9 @@ class TableScan:
         """Every row as one polars DataFrame (pages concatenated without copying)."""
         import polars
 
-        frames = [batch.to_polars() for batch in self]
+        frames: list[Any] = []
+        for batch in self:  # a local list, not a comprehension's: see arrow_table_of
+            frames.append(batch.to_polars())
         if len(frames) == 1:
             return frames[0]
         return polars.concat(frames, how="vertical_relaxed", rechunk=False)

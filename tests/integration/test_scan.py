@@ -8,6 +8,9 @@ driver's connections at random points in the middle of the scan."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -335,3 +338,18 @@ def test_a_split_that_keeps_failing_names_itself(pair: SessionPair, tables: None
             proxy.arm(cuts=0, min_bytes=0, max_bytes=0)
             cluster.shutdown()
 
+
+
+@pytest.mark.parametrize("mode", ["pyarrow", "ctypes"])
+def test_a_failing_split_while_pages_are_held_raises_the_scan_error(schema: None,
+                                                                    mode: str) -> None:
+    """``to_arrow()`` (with pyarrow) and ``to_polars()`` (pyarrow blocked: the ctypes
+    export) of a scan whose later splits fail (the table is dropped after the first
+    page) raise ScanError, in a child process that exits 0: no abort, no SystemError."""
+    pytest.importorskip("polars")
+    host, port = _host_port()
+    child = Path(__file__).with_name("scan_failure_child.py")
+    done = subprocess.run([sys.executable, str(child), mode, host, str(port), KEYSPACE],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "caught ScanError" in done.stdout, (done.stdout, done.stderr[-3000:])
