@@ -206,17 +206,18 @@ def test_a_read_rides_out_5_then_20_seconds_unreachable(client: Any, session: An
                     seed=5) as proxy:
         spec = Connect(**cluster_options(proxy.port),
                        reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
-        ddf = cqlcodec.dask.read_table(spec, table, splits=8, split_rows=None, fetch_size=250)
+        ddf = cqlcodec.dask.read_table(spec, table, splits=8, split_rows=None, fetch_size=100)
         assert len(ddf.compute()) == BULK_ROWS  # the workers hold sessions through the proxy
-        proxy.latency = 0.04
+        proxy.latency = 0.05  # 200 pages: about 5 s of reading on the two workers
         future = client.compute(ddf)
-        time.sleep(1.0)
+        time.sleep(0.5)
         assert not future.done(), "the read ended before the first outage"
         proxy.outage(5.0).join()
         time.sleep(0.3)
         assert not future.done(), "the read ended before the second outage"
         proxy.outage(20.0)
         got = future.result(timeout=240)
+        assert proxy.outage_cuts > 0, "the outages found no connection to cut"
         assert proxy.refused > 0, "the workers never tried to reconnect"
     actual = _arrow(got)
     assert len(set(actual.column("k").to_pylist())) == BULK_ROWS  # no row twice

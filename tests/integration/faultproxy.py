@@ -42,6 +42,7 @@ class FaultProxy:
         self.cuts = 0
         self.connections = 0
         self.refused = 0  # connections refused or blackholed during outages
+        self.outage_cuts = 0  # connections cut when outages began
         self.latency = 0.0  # seconds before each chunk of server bytes is forwarded
         self._down = False
         self._blackhole = False
@@ -79,6 +80,7 @@ class FaultProxy:
             self._down = True
             self._blackhole = blackhole
             pairs = list(self._pairs)
+            self.outage_cuts += len(pairs)
         for pair in pairs:
             pair._end(reset=True)
         ender = threading.Timer(seconds, self.restore)
@@ -183,9 +185,15 @@ class FaultProxy:
 
 
 def _close(s: socket.socket, reset: bool) -> None:
+    # shutdown first: close() alone leaves a socket that another thread is blocked
+    # reading open until that read returns, which on an idle connection is never
     try:
         if reset:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        s.shutdown(socket.SHUT_RD if reset else socket.SHUT_RDWR)
+    except OSError:
+        pass
+    try:
         s.close()
     except OSError:
         pass
