@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from cassandra import OperationTimedOut
+from cassandra import AuthenticationFailed, OperationTimedOut
 from cassandra.cluster import NoHostAvailable, Session
 from cassandra.query import PreparedStatement
 
@@ -237,20 +237,25 @@ def read_split_table(connect: Connect, ref: TableColumns, template: Any, splits:
 def _session_in_time(connect: Connect, ref: TableColumns, splits: Sequence[TokenSplit],
                      retry_timeout: float | None, retries: int | None) -> Session:
     """This process's session for ``connect``, tried again while no host answers (a
-    worker that starts its first task during an outage)."""
+    worker that starts its first task during an outage); refused credentials fail at once."""
     patience = Patience(None, DEFAULT_RETRY_TIMEOUT if retry_timeout is None else retry_timeout,
                         retries)
     while True:
         try:
             return session_for(connect)
         except CodecError as exc:
-            unreachable = isinstance(exc.__cause__, (NoHostAvailable, OperationTimedOut))
-            reason = patience.wait_to_retry() if unreachable else str(exc)
+            reason = patience.wait_to_retry() if _unreachable(exc.__cause__) else ""
             if reason is not None:
-                raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: {exc} "
-                                f"({reason})" if unreachable else
-                                f"reading {describe_splits(list(splits))} of {ref}: {exc}") \
-                    from exc
+                detail = f" ({reason})" if reason else ""
+                raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: "
+                                f"{exc}{detail}") from exc
+
+
+def _unreachable(error: BaseException | None) -> bool:
+    """Whether a failed connect means no node answered (not refused credentials)."""
+    if isinstance(error, NoHostAvailable):
+        return not any(isinstance(e, AuthenticationFailed) for e in error.errors.values())
+    return isinstance(error, OperationTimedOut)
 
 
 # --------------------------------------------------------------------------- writing

@@ -212,3 +212,16 @@ def test_an_unload_on_the_command_line_rides_out_5_then_20_seconds_unreachable(
     files = sorted(out.glob("*.parquet"))
     got = [row for f in files for row in rows_of(pq.read_table(f))]
     exactly_once(got, expected)
+
+
+def test_a_permanent_failure_mid_read_fails_at_once(direct: Session) -> None:
+    """A table dropped between planning and reading: the server's InvalidRequest is not
+    an outage, so the split fails at the first try, long before ``retry_timeout``."""
+    direct.execute(f"CREATE TABLE IF NOT EXISTS {KS}.dropped (k int PRIMARY KEY, v text)")
+    direct.execute(f"INSERT INTO {KS}.dropped (k, v) VALUES (1, 'one')")
+    split = cd.plan_splits(direct, f"{KS}.dropped", 1)[0]
+    reader = cd.read_split(direct, f"{KS}.dropped", split, retry_timeout=3600)
+    direct.execute(f"DROP TABLE {KS}.dropped")
+    with pytest.raises(cd.ScanError, match="failed: InvalidRequest") as info:
+        list(reader)
+    assert reader.failures == [] and info.value.split == split
