@@ -68,3 +68,10 @@ def test_the_watch_says_what_is_awaited_and_wakes_on_the_up_event() -> None:
     assert watch.wait_for_up(seen, 60.0) is True
     watch.clear_waiting(waiter)
     assert watch.waiting_text() == ""
+
+
+def test_the_command_line_default_is_the_librarys() -> None:
+    from cqlcodec.cli import table_commands
+    from cqlcodec.driver import outage
+
+    assert table_commands.DEFAULT_RETRY_TIMEOUT == outage.DEFAULT_RETRY_TIMEOUT
