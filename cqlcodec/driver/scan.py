@@ -17,7 +17,9 @@ the split (host targeting), page by page, each page's RESULT body decoded by
 delivery: when a request fails part-way (a timeout, a cut connection, a coordinator
 that went down) the split resumes from the paging state of the last page it delivered,
 on another replica if need be and after the token map was read again, so no row is lost
-and none is delivered twice.
+and none is delivered twice. While every node is down the split waits for the driver to
+reconnect (:mod:`cqlcodec.driver.outage`); it gives up only after ``retry_timeout``
+seconds (120) without a page read.
 """
 
 from __future__ import annotations
