@@ -63,7 +63,8 @@ class SplitReader:
     ``repr`` names the table and the spec without the password."""
 
     def __init__(self, connect: Connect, ref: TableColumns, template: Any, *, where: str | None,
-                 fetch_size: int, consistency_level: int | None, retries: int) -> None:
+                 fetch_size: int, consistency_level: int | None, retries: int | None,
+                 retry_timeout: float | None = None) -> None:
         self.connect = connect
         self.ref = ref
         self.template = template
@@ -71,11 +72,13 @@ class SplitReader:
         self.fetch_size = fetch_size
         self.consistency_level = consistency_level
         self.retries = retries
+        self.retry_timeout = retry_timeout
 
     def __call__(self, splits: Sequence[TokenSplit], columns: Sequence[str] | None = None) -> Any:
         table = read_split_table(self.connect, self.ref, self.template, splits, columns=columns,
                                  where=self.where, fetch_size=self.fetch_size,
-                                 consistency_level=self.consistency_level, retries=self.retries)
+                                 consistency_level=self.consistency_level, retries=self.retries,
+                                 retry_timeout=self.retry_timeout)
         return _frame(table)
 
     def __repr__(self) -> str:
@@ -86,7 +89,8 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                splits: int | Sequence[TokenSplit] | None = None,
                split_rows: int | None = DEFAULT_SPLIT_ROWS, fetch_size: int = 5000,
-               consistency_level: int | None = None, retries: int = 3) -> Any:
+               consistency_level: int | None = None, retries: int | None = None,
+               retry_timeout: float | None = None) -> Any:
     """Every row of ``table`` (``"ks.table"``) as a ``dask.dataframe.DataFrame``.
 
     ``connect``: a :class:`cqlcodec.driver.Connect` or a mapping of
@@ -101,7 +105,9 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
     table yet (a table loaded since ``system.size_estimates`` was last refreshed, every
     few minutes), each split is a partition, and without ``splits`` at least two are
     planned per worker thread; the decision is logged (logger ``cqlcodec.driver``).
-    ``fetch_size``, ``consistency_level`` and ``retries`` go to
+    ``fetch_size``, ``consistency_level``, ``retry_timeout`` (seconds without a page
+    read before a split's task fails, default 120: the tasks ride out outages shorter
+    than that) and ``retries`` go to
     :func:`cqlcodec.driver.read_split`.
 
     ``meta`` comes from the table's schema: the pandas dtypes of
@@ -125,7 +131,8 @@ def read_table(connect: Connect | Mapping[str, Any], table: str,
     usable = split_rows is not None and estimates_usable(planned, str(ref), "cqlcodec.dask")
     groups = group_splits(planned, split_rows if usable else None)
     reader = SplitReader(spec, ref, template, where=where, fetch_size=fetch_size,
-                         consistency_level=consistency_level, retries=retries)
+                         consistency_level=consistency_level, retries=retries,
+                         retry_timeout=retry_timeout)
     meta = _frame(template)
     # the frames are Arrow-backed already: no string-conversion layer over the reads
     with dask.config.set({"dataframe.convert-string": False}):

@@ -71,7 +71,8 @@ class _ReadGroup:
         for split in self.splits:
             table = read_split_table(s.connect, s.ref, s.template, [split], columns=columns,
                                      where=s.where, fetch_size=s.fetch_size,
-                                     consistency_level=s.consistency_level, retries=s.retries)
+                                     consistency_level=s.consistency_level, retries=s.retries,
+                                     retry_timeout=s.retry_timeout)
             yield table
 
     def __repr__(self) -> str:
@@ -82,7 +83,7 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
     """A Ray Data source reading one table by token-range splits.
 
     ``connect``, ``table``, ``columns``, ``where``, ``splits``, ``fetch_size``,
-    ``consistency_level`` and ``retries`` as for :func:`read_table`. The splits are
+    ``consistency_level``, ``retries`` and ``retry_timeout`` as for :func:`read_table`. The splits are
     planned when the source is made (on the driver process); ``get_read_tasks`` groups
     consecutive splits into at most ``parallelism`` tasks (never more tasks than
     splits). Projection is pushed down into the queries.
@@ -91,7 +92,8 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
     def __init__(self, connect: Connect | Mapping[str, Any], table: str,
                  columns: Sequence[str] | None = None, *, where: str | None = None,
                  splits: int | Sequence[TokenSplit] | None = None, fetch_size: int = 5000,
-                 consistency_level: int | None = None, retries: int = 3) -> None:
+                 consistency_level: int | None = None, retries: int | None = None,
+                 retry_timeout: float | None = None) -> None:
         super().__init__()
         self.connect = Connect.of(connect)
         session = session_for(self.connect)
@@ -103,6 +105,7 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
         self.fetch_size = fetch_size
         self.consistency_level = consistency_level
         self.retries = retries
+        self.retry_timeout = retry_timeout
         self._projection_map: dict[str, str] | None = None
 
     def get_name(self) -> str:
@@ -158,26 +161,29 @@ class CassandraDatasource(Datasource):  # type: ignore[misc]
 def read_table(connect: Connect | Mapping[str, Any], table: str,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                splits: int | Sequence[TokenSplit] | None = None, fetch_size: int = 5000,
-               consistency_level: int | None = None, retries: int = 3,
-               override_num_blocks: int | None = None, num_cpus: float | None = None,
-               memory: float | None = None, concurrency: int | None = None) -> Any:
+               consistency_level: int | None = None, retries: int | None = None,
+               retry_timeout: float | None = None, override_num_blocks: int | None = None,
+               num_cpus: float | None = None, memory: float | None = None,
+               concurrency: int | None = None) -> Any:
     """Every row of ``table`` (``"ks.table"``) as a ``ray.data.Dataset``.
 
     ``connect``: a :class:`cqlcodec.driver.Connect` or a mapping of
     ``cassandra.cluster.Cluster`` keyword arguments. ``columns``, ``where``,
-    ``splits``, ``fetch_size``, ``consistency_level``, ``retries``: as for
-    :func:`cqlcodec.dask.read_table`. ``override_num_blocks`` caps the read tasks
-    (default: Ray's choice, at most one per split); ``num_cpus``, ``memory`` and
-    ``concurrency`` go to ``ray.data.read_datasource`` for the read tasks. Ray re-runs
-    a read task whose worker died (a split read is idempotent, so a re-run task gives
-    the same rows); a :class:`cqlcodec.driver.ScanError` is not retried. Blocks are
-    Arrow tables in the table's schema (varint and decimal as exact text). Unknown table/keyspace raises
+    ``splits``, ``fetch_size``, ``consistency_level``, ``retries``, ``retry_timeout``:
+    as for :func:`cqlcodec.dask.read_table` (each task rides out an outage shorter than
+    ``retry_timeout``, default 120 s without a page read). ``override_num_blocks`` caps
+    the read tasks (default: Ray's choice, at most one per split); ``num_cpus``,
+    ``memory`` and ``concurrency`` go to ``ray.data.read_datasource`` for the read tasks.
+    Ray re-runs a read task whose worker died (a split read is idempotent, so a re-run
+    task gives the same rows); a :class:`cqlcodec.driver.ScanError` is not retried.
+    Blocks are Arrow tables in the table's schema (varint and decimal as exact text).
+    Unknown table/keyspace raises
     :class:`cqlcodec.driver.SplitPlanError` and an unknown column
     :class:`cqlcodec.driver.ScanError`, here, before any task runs.
     """
     source = CassandraDatasource(connect, table, columns, where=where, splits=splits,
                                  fetch_size=fetch_size, consistency_level=consistency_level,
-                                 retries=retries)
+                                 retries=retries, retry_timeout=retry_timeout)
     return ray.data.read_datasource(source, override_num_blocks=override_num_blocks,
                                     num_cpus=num_cpus, memory=memory, concurrency=concurrency)
 

@@ -54,6 +54,8 @@ def closed_port() -> int:
     (["count"], "KEYSPACE.TABLE"),
     (["count", "ks.t", "--consistency", "SOME"], "invalid choice"),
     (["count", "ks.t", "--protocol-version", "9"], "invalid choice"),
+    (["count", "ks.t", "--retry-timeout", "-1"], "at least 0"),
+    (["unload", "ks.t", "-o", "d", "--retry-timeout", "soon"], "not a number"),
 ])
 def test_usage_errors_exit_2(args: list[str], fragment: str) -> None:
     with pytest.raises(SystemExit) as exit_:
@@ -78,6 +80,14 @@ def test_options_are_parsed() -> None:
     assert args.consistency == "QUORUM" and args.protocol_version == 4 and args.ssl
     assert (args.splits, args.concurrency, args.fetch_size, args.quiet) == (32, 3, 100, True)
     assert contact_points(args) == [("10.0.0.1", 9999), ("10.0.0.2", 9999), ("10.0.0.3", 9043)]
+    assert (args.retry_timeout, args.retries) == (120.0, None)  # time-bounded, no count bound
+
+
+@pytest.mark.parametrize("command", [["unload", "ks.t", "-o", "d"], ["load", "ks.t", "f.csv"],
+                                     ["count", "ks.t"]])
+def test_retry_options_of_every_table_command(command: list[str]) -> None:
+    args = build_parser().parse_args([*command, "--retry-timeout", "2.5", "--retries", "7"])
+    assert (args.retry_timeout, args.retries) == (2.5, 7)
     assert contact_points(build_parser().parse_args(["count", "t"])) == [("127.0.0.1", 9042)]
     with pytest.raises(ConnectError) as err:
         contact_points(argparse.Namespace(host=["h:x"], port=1))
@@ -145,6 +155,10 @@ def test_progress_line_and_summary() -> None:
     q.unit_done()
     assert quiet.getvalue() == ""
     assert summary("loaded", 1000, 2.0).startswith("loaded 1,000 rows in 2.00 s (500 rows/s)")
+    waiting = Progress("unloaded", "splits", 4, 0, enabled=False)
+    assert "waiting" not in waiting.line()
+    waiting.status = lambda: "waiting for 127.0.0.1 (down 12 s)"
+    assert waiting.line().endswith(" | waiting for 127.0.0.1 (down 12 s)")
 
 
 def test_manifest_round_trip_and_mismatch(tmp_path: Path) -> None:

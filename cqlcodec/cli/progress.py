@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Final, TextIO
 
 REDRAW_SECONDS: Final = 0.25
@@ -28,7 +29,9 @@ class Progress:
     """Rows done, rows/s, units (splits or files) done of total and the time left,
     redrawn in place on ``stream`` (stderr) at most every 0.25 s; drawn only when
     ``enabled`` (the commands pass: stderr is a terminal and no ``--quiet``).
-    Thread-safe: workers call :meth:`add_rows` and :meth:`unit_done`."""
+    Thread-safe: workers call :meth:`add_rows` and :meth:`unit_done`. ``status``, when
+    set, gives a text shown at the end of the line when not empty (what the work waits
+    for: ``"waiting for 127.0.0.1 (down 12 s)"``)."""
 
     def __init__(self, verb: str, units: str, total_units: int, estimated_rows: int,
                  enabled: bool, stream: TextIO | None = None) -> None:
@@ -41,6 +44,7 @@ class Progress:
         self.rows = 0
         self.units_done = 0
         self.started = time.monotonic()
+        self.status: Callable[[], str] | None = None
         self._drawn = 0.0
         self._lock = threading.Lock()
 
@@ -76,6 +80,9 @@ class Progress:
         if self.estimated_rows > self.rows and rate > 0:
             parts.append(f"ETA {_duration((self.estimated_rows - self.rows) / rate)} (estimated)")
         parts.append(_duration(elapsed))
+        status = self.status() if self.status is not None else ""
+        if status:
+            parts.append(status)
         return " | ".join(parts)
 
     def draw(self, force: bool = False) -> None:

@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cqlcodec.cli import exits
 from cqlcodec.cli.connect import ConnectError, add_connection_options, open_session
@@ -34,6 +34,10 @@ from cqlcodec.cli.unload_files import (
     splits_as_dicts,
     write_split,
 )
+
+DEFAULT_RETRY_TIMEOUT: Final = 120.0  # as cqlcodec.driver.outage (not imported: startup time)
+if TYPE_CHECKING:
+    from cqlcodec.driver.outage import Patience
 
 ARROW_HINT: Final = "this command needs pyarrow: pip install 'cqlcodec[arrow]'"
 MAX_COUNT_HALVINGS: Final = 8
@@ -84,8 +88,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--no-batch", action="store_true", help="one row per request")
     p.add_argument("--concurrency", type=_positive, default=16, metavar="N",
                    help="requests (batches) in flight (default 16)")
-    p.add_argument("--retries", type=int, default=3, metavar="N",
-                   help="times rows that timed out are sent again (default 3)")
+    _retry_options(p, "without a row written")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
     add_connection_options(p)
     p.set_defaults(run=cmd_load, error_status=exits.BAD_INPUT)
@@ -120,11 +123,29 @@ def _scan_options(p: argparse.ArgumentParser) -> None:
                    help="splits read at once (default 4)")
     p.add_argument("--fetch-size", type=_positive, default=5000, metavar="N",
                    help="rows per page (default 5000)")
-    p.add_argument("--retries", type=int, default=3, metavar="N",
-                   help="failed reads of a split retried from its last page (default 3)")
+    _retry_options(p, "without a page read (per split)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
     add_connection_options(p)
     p.set_defaults(error_status=exits.BAD_INPUT)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text}")
+    return value
+
+
+def _retry_options(p: argparse.ArgumentParser, progress: str) -> None:
+    p.add_argument("--retry-timeout", type=_seconds, default=DEFAULT_RETRY_TIMEOUT, metavar="S",
+                   help=f"keep retrying through an outage until S seconds pass {progress} "
+                        f"(default {DEFAULT_RETRY_TIMEOUT:g})")
+    p.add_argument("--retries", type=int, default=None, metavar="N",
+                   help="also give up after N failures in a row (default: no count limit; "
+                        "before --retry-timeout existed this was the only bound)")
 
 
 def _columns(text: str | None) -> list[str] | None:
@@ -167,6 +188,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
     """``unload``: one file per split into the output directory, resumable."""
     _require_pyarrow()
     from cqlcodec.driver import ScanError, TokenSplit, plan_splits, read_split
+    from cqlcodec.driver.outage import host_watch
     from cqlcodec.driver.scan import table_schema_batch
     from cqlcodec.driver.splits import table_ref
 
@@ -208,6 +230,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
         todo = [i for i in range(len(splits)) if str(i) not in manifest.done]
         estimated = sum(s.estimated_rows for s in splits)
         progress = Progress("unloaded", "splits", len(splits), estimated, _show_progress(args))
+        progress.status = host_watch(session).waiting_text
         progress.rows = manifest.rows_done()
         progress.units_done = len(splits) - len(todo)
         before = progress.rows
@@ -216,7 +239,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
         def unload_split(index: int) -> None:
             batches = read_split(session, table, splits[index], columns, where=args.where,
                                  fetch_size=args.fetch_size, consistency_level=cl,
-                                 retries=args.retries)
+                                 retries=args.retries, retry_timeout=args.retry_timeout)
             name = split_file_name(index, args.format)
             rows = write_split(iter(batches), out, name, args.format, progress.add_rows)
             manifest.finished(index, name if rows else None, rows)
@@ -288,6 +311,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     """``load``: the files into the table through :func:`cqlcodec.driver.load_table`."""
     _require_pyarrow()
     from cqlcodec.driver import LoadProgress, load_table
+    from cqlcodec.driver.outage import host_watch
     from cqlcodec.driver.sources import source_parts
 
     columns = _columns(args.columns)
@@ -295,6 +319,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     cluster, session = _connect(args)
     try:
         progress = Progress("loaded", "files", len(parts), 0, _show_progress(args))
+        progress.status = host_watch(session).waiting_text
 
         def report(p: LoadProgress) -> None:
             if p.rows_total is not None:
@@ -308,7 +333,8 @@ def cmd_load(args: argparse.Namespace) -> int:
                             chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
                             batch_bytes=args.batch_bytes, concurrency=args.concurrency,
                             consistency_level=_consistency(args), retries=args.retries,
-                            raise_on_error=False, progress=report)
+                            retry_timeout=args.retry_timeout, raise_on_error=False,
+                            progress=report)
         progress.finish()
         detail = f"{result.requests:,} requests"
         if result.failures:
@@ -328,6 +354,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 def cmd_count(args: argparse.Namespace) -> int:
     """``count``: SELECT count(*) per split, in parallel; prints the total."""
     from cqlcodec.driver import plan_splits
+    from cqlcodec.driver.outage import Patience, host_watch
     from cqlcodec.driver.scan import protect_name
     from cqlcodec.driver.splits import table_ref
 
@@ -344,12 +371,17 @@ def cmd_count(args: argparse.Namespace) -> int:
         splits = plan_splits(session, str(ref), args.splits)
         progress = Progress("counted", "splits", len(splits),
                             sum(s.estimated_rows for s in splits), _show_progress(args))
+        progress.status = host_watch(session).waiting_text
         lock = threading.Lock()
         total = [0]
 
         def count_split(index: int) -> None:
             s = splits[index]
-            n = _count_range(session, statement, s.start, s.end, s.replicas, args.retries, 0)
+            patience = Patience(session, args.retry_timeout, args.retries)
+            try:
+                n = _count_range(session, statement, s.start, s.end, s.replicas, patience, 0)
+            finally:
+                patience.done()
             with lock:
                 total[0] += n
             progress.add_rows(n)
@@ -371,33 +403,35 @@ def cmd_count(args: argparse.Namespace) -> int:
 
 
 def _count_range(session: Any, statement: Any, start: int, end: int,
-                 replicas: tuple[str, ...], retries: int, depth: int) -> int:
+                 replicas: tuple[str, ...], patience: Patience, depth: int) -> int:
     """count(*) of the token range (start, end]: on a replica when one is known; a
-    range that times out is counted as two halves (up to 8 halvings), other failures
-    are retried ``retries`` times."""
-    from cassandra import OperationTimedOut, ReadTimeout
+    range that times out on a live host is counted as two halves (up to 8 halvings);
+    other transient failures are retried as ``patience`` allows (waiting for a host
+    that is down); a permanent one (a bad query, unauthorized) fails at once."""
+    from cassandra import OperationTimedOut, ReadTimeout, RequestValidationException
 
     host = _host(session, replicas)
-    errors = 0
     while True:
         try:
             row = session.execute(statement, (start, end), host=host).one()
+            patience.progressed()
             return int(row[0])
-        except (ReadTimeout, OperationTimedOut):
-            if depth < MAX_COUNT_HALVINGS and end - start > 1:
+        except RequestValidationException:
+            raise
+        except Exception as exc:
+            timed_out = isinstance(exc, (ReadTimeout, OperationTimedOut))
+            if timed_out and depth < MAX_COUNT_HALVINGS and end - start > 1 and \
+                    any(h.is_up is not False for h in session.cluster.metadata.all_hosts()):
                 middle = start + (end - start) // 2
-                return (_count_range(session, statement, start, middle, replicas, retries,
+                return (_count_range(session, statement, start, middle, replicas, patience,
                                      depth + 1)
-                        + _count_range(session, statement, middle, end, replicas, retries,
+                        + _count_range(session, statement, middle, end, replicas, patience,
                                        depth + 1))
-            errors += 1
-            if errors > retries:
-                raise
-        except Exception:
-            errors += 1
-            if errors > retries:
-                raise
-            host = None  # let the driver pick another coordinator
+            reason = patience.wait_to_retry(replicas)
+            if reason is not None:
+                raise TableCommandError(f"counting ({start}, {end}] gave up: {reason}, last: "
+                                        f"{type(exc).__name__}: {exc}", exits.FAILED) from exc
+            host = _host(session, replicas)  # a replica when one is up, else any coordinator
 
 
 def _host(session: Any, replicas: tuple[str, ...]) -> Any:

@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from cassandra.cluster import Session
+from cassandra import AuthenticationFailed, OperationTimedOut
+from cassandra.cluster import NoHostAvailable, Session
 from cassandra.query import PreparedStatement
 
 from cqlcodec import kinds as K
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.driver.columns import InsertError, InsertResult, insert_columns
 from cqlcodec.driver.connect import Connect, session_for
+from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience
 from cqlcodec.driver.scan import ScanError, read_split, table_schema_batch
 from cqlcodec.driver.splits import TokenSplit, table_ref
 from cqlcodec.errors import CodecError
@@ -198,12 +200,13 @@ def describe_splits(splits: Sequence[TokenSplit]) -> str:
 def read_split_table(connect: Connect, ref: TableColumns, template: Any, splits: Sequence[TokenSplit], *,
                      columns: Sequence[str] | None = None, where: str | None = None,
                      fetch_size: int = 5000, consistency_level: int | None = None,
-                     retries: int = 3) -> Any:
+                     retries: int | None = None, retry_timeout: float | None = None) -> Any:
     """Every row of ``splits`` (columns ``columns``, default all of ``ref``) as one
     ``pyarrow.Table`` in the schema of ``template`` (from :func:`empty_table`, projected
-    to ``columns``). Runs in the worker: the
-    session is this process's for ``connect``. A split that keeps failing raises
-    :class:`ScanError` naming its token range and the cause."""
+    to ``columns``). Runs in the worker: the session is this process's for ``connect``
+    (opened again while the cluster is unreachable, up to ``retry_timeout``). Splits
+    ride out outages as in :func:`cqlcodec.driver.read_split`; a split that keeps
+    failing raises :class:`ScanError` naming its token range and the cause."""
     import pyarrow
 
     chosen = list(ref.columns) if columns is None else list(columns)
@@ -212,16 +215,13 @@ def read_split_table(connect: Connect, ref: TableColumns, template: Any, splits:
         raise ScanError(f"unknown column(s) {unknown} for {ref} (columns: {list(ref.columns)})")
     empty = template.select(chosen)
     wanted = empty.schema
-    try:
-        session = session_for(connect)
-    except CodecError as exc:
-        raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: {exc}") from exc
+    session = _session_in_time(connect, ref, splits, retry_timeout, retries)
     tables: list[Any] = []
     for split in splits:
         try:
             for batch in read_split(session, ref.qualified, split, chosen, where=where,
                                     fetch_size=fetch_size, consistency_level=consistency_level,
-                                    retries=retries):
+                                    retries=retries, retry_timeout=retry_timeout):
                 if len(batch):
                     tables.append(conform(batch, wanted))
         except ScanError:
@@ -232,6 +232,30 @@ def read_split_table(connect: Connect, ref: TableColumns, template: Any, splits:
     if not tables:
         return empty
     return pyarrow.concat_tables(tables)
+
+
+def _session_in_time(connect: Connect, ref: TableColumns, splits: Sequence[TokenSplit],
+                     retry_timeout: float | None, retries: int | None) -> Session:
+    """This process's session for ``connect``, tried again while no host answers (a
+    worker that starts its first task during an outage); refused credentials fail at once."""
+    patience = Patience(None, DEFAULT_RETRY_TIMEOUT if retry_timeout is None else retry_timeout,
+                        retries)
+    while True:
+        try:
+            return session_for(connect)
+        except CodecError as exc:
+            reason = patience.wait_to_retry() if _unreachable(exc.__cause__) else ""
+            if reason is not None:
+                detail = f" ({reason})" if reason else ""
+                raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: "
+                                f"{exc}{detail}") from exc
+
+
+def _unreachable(error: BaseException | None) -> bool:
+    """Whether a failed connect means no node answered (not refused credentials)."""
+    if isinstance(error, NoHostAvailable):
+        return not any(isinstance(e, AuthenticationFailed) for e in error.errors.values())
+    return isinstance(error, OperationTimedOut)
 
 
 # --------------------------------------------------------------------------- writing

@@ -21,9 +21,11 @@ from typing import Any, Final
 
 from cassandra import OperationTimedOut, Unavailable, WriteTimeout
 from cassandra.cluster import NoHostAvailable, Session
+from cassandra.connection import ConnectionException
 from cassandra.query import PreparedStatement
 
 from cqlcodec.driver.columns import InsertError, InsertFailure, InsertResult, insert_columns
+from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
 from cqlcodec.driver.sources import (
     LoadError,
     SourcePart,
@@ -37,7 +39,8 @@ from cqlcodec.errors import BindError
 
 __all__ = ["LoadProgress", "load_table", "resolve_table"]
 
-RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable)
+RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
+                    ConnectionException, OSError)
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,8 @@ def load_table(session: Session, table: str, source: object, *,
                rename: Mapping[str, str] | None = None,
                chunk_rows: int = 20_000, batch_by_replica: bool = True,
                batch_bytes: int = 40_000, concurrency: int = 16,
-               consistency_level: int | None = None, retries: int = 3,
-               raise_on_error: bool = True,
+               consistency_level: int | None = None, retries: int | None = None,
+               retry_timeout: float | None = None, raise_on_error: bool = True,
                progress: Callable[[LoadProgress], None] | None = None) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
@@ -104,14 +107,23 @@ def load_table(session: Session, table: str, source: object, *,
     ``batch_bytes`` as there: batches of rows owned by the same replicas, sized by the
     server's measure), at most ``concurrency`` requests (batches) in flight, at
     ``consistency_level`` (a ``cassandra.ConsistencyLevel`` value; default the
-    session's). Rows that failed with a timeout or an unavailable replica are sent
-    again up to ``retries`` times (inserts of whole values are idempotent; counter
-    tables are not retried); what still fails is in ``failures`` and, with
+    session's). Rows that failed with a timeout, an unavailable replica, a lost
+    connection or no host available are sent again (inserts of whole values are
+    idempotent: a row written twice holds the same values) until ``retry_timeout``
+    seconds (default 120) pass without a row written, or, when ``retries`` is given,
+    after ``retries`` rounds in a row that wrote nothing (the count bound of earlier
+    versions; default ``None``: no count bound). While the driver holds every host
+    down, the load waits for it to reconnect before sending (see
+    :mod:`cqlcodec.driver.outage`). Counter updates are not idempotent and are never
+    sent again: a counter row that failed is in ``failures`` (its increment may or may
+    not have been applied). What still fails is in ``failures`` and, with
     ``raise_on_error``, raises :class:`InsertError` at the end. ``progress`` is called
     after every chunk with a :class:`LoadProgress`.
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
+    timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
+    check_retry_options(timeout, retries)
     pa = arrow_module()
     meta = resolve_table(session, table)
     table_name = f"{meta.keyspace_name}.{meta.name}"
@@ -132,6 +144,7 @@ def load_table(session: Session, table: str, source: object, *,
     bytes_done = 0
     done_parts = 0
     started = time.monotonic()
+    patience = Patience(session, timeout, retries)  # the clock of the whole load: time without a write
     for part in parts:
         csv_types = {src: cql_types[renamed.get(src, src)] for src in
                      (peek_columns(part) or []) if renamed.get(src, src) in cql_types}
@@ -145,7 +158,7 @@ def load_table(session: Session, table: str, source: object, *,
                 _load_chunk(session, pa, batch, part, first_row, columns, renamed, cql_types,
                             key_columns, table_name, statements, consistency_level, result,
                             batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                            concurrency=concurrency, retries=0 if counter else retries)
+                            concurrency=concurrency, patience=patience, counter=counter)
             except LoadError as exc:
                 if exc.source:
                     raise
@@ -158,6 +171,7 @@ def load_table(session: Session, table: str, source: object, *,
                                       time.monotonic() - started, done_parts, len(parts)))
         bytes_done += part.size
         done_parts += 1
+    patience.done()
     result.failures.sort(key=lambda f: f.row)
     if progress is not None:
         progress(LoadProgress(result.rows, result.written, len(result.failures), rows_total,
@@ -205,7 +219,7 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                 statements: dict[tuple[str, ...], PreparedStatement],
                 consistency_level: int | None, result: InsertResult, *,
                 batch_by_replica: bool, batch_bytes: int, concurrency: int,
-                retries: int) -> None:
+                patience: Patience, counter: bool) -> None:
     mapping = _as_mapping(pa, batch)
     keep = set(columns) if columns is not None else None
     chunk = {renamed.get(n, n): c for n, c in mapping.items() if keep is None or n in keep}
@@ -216,12 +230,15 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     names = tuple(chunk)
     statement = statements.get(names)
     if statement is None:
-        statement = session.prepare(
-            f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
-            f"VALUES ({', '.join('?' * len(names))})")
+        statement = _prepare_insert(session, table_name, names, patience)
         if consistency_level is not None:
             statement.consistency_level = consistency_level
         statements[names] = statement
+    if patience.failures == 0:
+        patience.progressed()  # the clock runs from the chunk's first send, not its reading
+    unavailable = patience.wait_for_hosts()
+    if unavailable is not None:
+        raise LoadError(f"no host of {table_name} came back: {unavailable}", source=part.name)
     try:
         done = insert_columns(session, statement, chunk, concurrency=concurrency,
                               batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
@@ -232,9 +249,11 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                         row=None if exc.row is None else first_row + exc.row) from exc
     failures = done.failures
     requests = done.requests
-    for _ in range(retries):
+    if len(failures) < rows:
+        patience.progressed()
+    while not counter:  # counter updates are not idempotent: never sent twice
         again = [f.row for f in failures if isinstance(f.error, RETRYABLE)]
-        if not again:
+        if not again or patience.wait_to_retry() is not None:
             break
         kept = [f for f in failures if not isinstance(f.error, RETRYABLE)]
         retried = insert_columns(session, statement, _take(pa, chunk, again),
@@ -242,10 +261,27 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                                  batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
                                  chunk_rows=len(again), raise_on_error=False)
         requests += retried.requests
+        if len(retried.failures) < len(again):
+            patience.progressed()
         failures = kept + [InsertFailure(again[f.row], f.error) for f in retried.failures]
     result.rows += rows
     result.requests += requests
     result.failures.extend([InsertFailure(first_row + f.row, f.error) for f in failures])
+
+
+def _prepare_insert(session: Session, table_name: str, names: tuple[str, ...],
+                    patience: Patience) -> PreparedStatement:
+    """The INSERT of ``names``, prepared again while the cluster is unreachable."""
+    cql = (f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
+           f"VALUES ({', '.join('?' * len(names))})")
+    while True:
+        try:
+            return session.prepare(cql)
+        except RETRYABLE as exc:
+            reason = patience.wait_to_retry()
+            if reason is not None:
+                raise LoadError(f"cannot prepare {cql!r}: {reason}, last: "
+                                f"{type(exc).__name__}: {exc}") from exc
 
 
 def _quoted_table(table_name: str) -> str:

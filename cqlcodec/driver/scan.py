@@ -17,7 +17,9 @@ the split (host targeting), page by page, each page's RESULT body decoded by
 delivery: when a request fails part-way (a timeout, a cut connection, a coordinator
 that went down) the split resumes from the paging state of the last page it delivered,
 on another replica if need be and after the token map was read again, so no row is lost
-and none is delivered twice.
+and none is delivered twice. While every node is down the split waits for the driver to
+reconnect (:mod:`cqlcodec.driver.outage`); it gives up only after ``retry_timeout``
+seconds (120) without a page read.
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
 from cqlcodec.driver.columns import send_columnar, wait_page
+from cqlcodec.driver.outage import (
+    DEFAULT_RETRY_TIMEOUT,
+    Patience,
+    address_of,
+    check_retry_options,
+    host_watch,
+)
 from cqlcodec.driver.splits import (
     MAX_TOKEN,
     SplitPlanError,
@@ -58,13 +67,12 @@ __all__ = ["ScanError", "ScanProgress", "SplitReader", "TableScan", "read_split"
 # failures that a retry cannot mend: the query or the data is wrong, not the path to it
 _FINAL: Final = (CodecError, cassandra.RequestValidationException, cassandra.AuthenticationFailed,
                  ServerValidationError, ValueError, TypeError)
-_BACKOFF: Final = 0.2  # seconds before the first retry, doubled for each further one
-_BACKOFF_MAX: Final = 2.0
 
 
 class ScanError(CodecError):
     """A table scan failed: an unknown table or column, a query the server refuses, or a
-    split whose reads failed more than ``retries`` times in a row. ``split`` is the
+    split whose reads kept failing for ``retry_timeout`` seconds without a page read
+    (or more than ``retries`` times in a row, when given). ``split`` is the
     :class:`TokenSplit` that failed (``None`` before any split was read) and
     ``__cause__`` the last failure."""
 
@@ -77,13 +85,17 @@ class ScanError(CodecError):
 class ScanProgress:
     """Where a scan stands, given to the ``progress`` callback after each page: rows
     delivered, splits finished of all splits, the planner's row estimate (0 when the
-    server had none) and the seconds since the scan started."""
+    server had none) and the seconds since the scan started. ``waiting`` is ``""``
+    while the reads go on, else what they wait for, ``"waiting for 127.0.0.1 (down
+    12 s)"`` (then the callback is also called about once a second while nothing
+    arrives)."""
 
     rows: int
     splits_done: int
     splits_total: int
     estimated_rows: int
     elapsed: float
+    waiting: str = ""
 
 
 # --------------------------------------------------------------------------- one query
@@ -152,6 +164,12 @@ def _hosts_to_try(session: Session, query: _SplitQuery, split: TokenSplit) -> li
     return [h for h in ordered if h.is_up is not False] + [None]
 
 
+def _retry_options(retry_timeout: float | None, retries: int | None) -> float:
+    timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
+    check_retry_options(timeout, retries)
+    return timeout
+
+
 _refreshing: weakref.WeakSet[Any] = weakref.WeakSet()
 _refreshing_lock: Final = threading.Lock()
 
@@ -184,7 +202,8 @@ class SplitReader:
     the node that coordinated it; ``failures`` the failures that were retried."""
 
     def __init__(self, session: Session, query: _SplitQuery, split: TokenSplit, fetch_size: int,
-                 consistency_level: int | None, retries: int) -> None:
+                 consistency_level: int | None, retries: int | None,
+                 retry_timeout: float = DEFAULT_RETRY_TIMEOUT) -> None:
         self.split = split
         self.coordinators: list[str] = []
         self.failures: list[BaseException] = []
@@ -193,6 +212,7 @@ class SplitReader:
         self._fetch_size = fetch_size
         self._consistency_level = consistency_level
         self._retries = retries
+        self._retry_timeout = retry_timeout
         self._pages = self._read()
 
     def __iter__(self) -> Iterator[ColumnBatch]:
@@ -207,41 +227,43 @@ class SplitReader:
         if self._consistency_level is not None:
             bound.consistency_level = self._consistency_level
         state: bytes | None = None
-        failures = 0
+        patience = Patience(session, self._retry_timeout, self._retries)
         hosts = _hosts_to_try(session, query, split)
         attempt = 0
-        while True:
-            host = hosts[attempt % len(hosts)]
-            try:
-                future = send_columnar(session, bound, fetch_size=self._fetch_size,
-                                       paging_state=state, host=host)
-                page = wait_page(future)
-                while True:
-                    following = page.paging_state
-                    coordinator = future.coordinator_host
-                    if following is not None:  # the next page travels while this one is decoded
-                        future.start_fetching_next_page()
-                    batch = page.decode()
-                    failures = 0
-                    self.coordinators.append(_address_of(coordinator))
-                    yield batch
-                    state = following
-                    if following is None:
-                        return
+        try:
+            while True:
+                host = hosts[attempt % len(hosts)]
+                try:
+                    future = send_columnar(session, bound, fetch_size=self._fetch_size,
+                                           paging_state=state, host=host)
                     page = wait_page(future)
-            except _FINAL as exc:
-                raise ScanError(f"reading {query.table} {split} failed: "
-                                f"{type(exc).__name__}: {exc}", split) from exc
-            except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
-                failures += 1
-                self.failures.append(exc)
-                if failures > self._retries:
-                    raise ScanError(f"reading {query.table} {split} failed {failures} times in "
-                                    f"a row, last: {type(exc).__name__}: {exc}", split) from exc
-                time.sleep(min(_BACKOFF_MAX, _BACKOFF * 2 ** (failures - 1)))
-                _reread_token_map(session)
-                hosts = _hosts_to_try(session, query, split)
-                attempt += 1
+                    while True:
+                        following = page.paging_state
+                        coordinator = future.coordinator_host
+                        if following is not None:  # the next page travels while this one is decoded
+                            future.start_fetching_next_page()
+                        batch = page.decode()
+                        patience.progressed()
+                        self.coordinators.append(address_of(coordinator))
+                        yield batch
+                        state = following
+                        if following is None:
+                            return
+                        page = wait_page(future)
+                except _FINAL as exc:
+                    raise ScanError(f"reading {query.table} {split} failed: "
+                                    f"{type(exc).__name__}: {exc}", split) from exc
+                except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
+                    self.failures.append(exc)
+                    reason = patience.wait_to_retry(split.replicas)
+                    if reason is not None:
+                        raise ScanError(f"reading {query.table} {split} gave up: {reason}, "
+                                        f"last: {type(exc).__name__}: {exc}", split) from exc
+                    _reread_token_map(session)
+                    hosts = _hosts_to_try(session, query, split)
+                    attempt += 1
+        finally:
+            patience.done()
 
     def _split_checked(self) -> TokenSplit:
         if not isinstance(self.split, TokenSplit):
@@ -249,16 +271,10 @@ class SplitReader:
         return self.split
 
 
-def _address_of(host: Any) -> str:
-    if host is None:
-        return ""
-    return str(getattr(host, "address", None) or host.endpoint)
-
-
 def read_split(session: Session, table: str, split: TokenSplit,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                fetch_size: int = 5000, consistency_level: int | None = None,
-               retries: int = 3) -> SplitReader:
+               retries: int | None = None, retry_timeout: float | None = None) -> SplitReader:
     """Every row of ``table`` whose token lies in ``split``, exactly once, page by page,
     as :class:`~cqlcodec.ColumnBatch` es (a split without rows gives one empty batch
     that still carries the columns' types).
@@ -267,17 +283,21 @@ def read_split(session: Session, table: str, split: TokenSplit,
     is a further CQL condition (``"v > 3"``, sent with ``ALLOW FILTERING``). Reads go to
     a replica of the split. When a read fails (timeout, cut connection, coordinator
     down) the split resumes from the paging state of the last page delivered, on the
-    next replica, after the token map was read again; after ``retries`` failures in a
-    row without a page delivered it raises :class:`ScanError` naming the split and the
-    cause. An unknown table or column raises :class:`ScanError` here, before any row.
-    Idempotent: reading the same split again yields the same rows (as of that read).
+    next replica, after the token map was read again, so no row is lost or given
+    twice. While every host is down it waits for the driver to reconnect (see
+    :mod:`cqlcodec.driver.outage`). It gives up with a :class:`ScanError` naming the
+    split and the cause after ``retry_timeout`` seconds without a page read (default
+    120), or, when ``retries`` is given, after ``retries`` failures in a row (the
+    count bound of earlier versions; default ``None``: no count bound). A permanent
+    failure (an invalid query, an unauthorized user) fails at once. An unknown table
+    or column raises :class:`ScanError` here, before any row. Idempotent: reading the
+    same split again yields the same rows (as of that read).
     """
     if fetch_size < 1:
         raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
-    if retries < 0:
-        raise ValueError(f"retries must be at least 0, got {retries}")
+    timeout = _retry_options(retry_timeout, retries)
     query = _SplitQuery(session, table, columns, where)
-    return SplitReader(session, query, split, fetch_size, consistency_level, retries)
+    return SplitReader(session, query, split, fetch_size, consistency_level, retries, timeout)
 
 
 def table_schema_batch(session: Session, table: str,
@@ -309,7 +329,8 @@ class TableScan:
 
     def __init__(self, session: Session, query: _SplitQuery, splits: list[TokenSplit],
                  concurrency: int, fetch_size: int, consistency_level: int | None,
-                 retries: int, progress: Callable[[ScanProgress], None] | None) -> None:
+                 retries: int | None, progress: Callable[[ScanProgress], None] | None,
+                 retry_timeout: float = DEFAULT_RETRY_TIMEOUT) -> None:
         self.splits = splits
         self._session = session
         self._query = query
@@ -317,7 +338,9 @@ class TableScan:
         self._fetch_size = fetch_size
         self._consistency_level = consistency_level
         self._retries = retries
+        self._retry_timeout = retry_timeout
         self._progress = progress
+        self._watch = host_watch(session)
         self._queue: queue.Queue[tuple[int, object]] = queue.Queue(maxsize=2 * self._concurrency)
         self._stop = threading.Event()
         self._next_split = 0
@@ -361,7 +384,8 @@ class TableScan:
                 if index >= len(self.splits):
                     return
                 pages = SplitReader(self._session, self._query, self.splits[index],
-                                    self._fetch_size, self._consistency_level, self._retries)
+                                    self._fetch_size, self._consistency_level, self._retries,
+                                    self._retry_timeout)
                 self.readers[index] = pages
                 for batch in pages:
                     if not self._put((index, batch)):
@@ -395,7 +419,12 @@ class TableScan:
                     self._delivered = True
                     return 0, self._empty
                 return None
-            index, item = self._queue.get()
+            try:
+                index, item = self._queue.get(timeout=1.0)
+            except queue.Empty:
+                if self._watch.waiting_text():
+                    self._report()  # nothing arrives: say what the reads wait for
+                continue
             if index == -2:
                 self._running -= 1
                 continue
@@ -423,7 +452,8 @@ class TableScan:
         if self._progress is not None:
             self._progress(ScanProgress(self._rows, self._splits_done, len(self.splits),
                                         self._estimated_rows,
-                                        time.monotonic() - self._started))
+                                        time.monotonic() - self._started,
+                                        self._watch.waiting_text()))
 
     def __iter__(self) -> Iterator[ColumnBatch]:
         return self
@@ -557,7 +587,8 @@ class TableScan:
 def scan_table(session: Session, table: str, columns: Sequence[str] | None = None, *,
                where: str | None = None, splits: int | Sequence[TokenSplit] | None = None,
                concurrency: int | None = None, fetch_size: int = 5000,
-               consistency_level: int | None = None, retries: int = 3,
+               consistency_level: int | None = None, retries: int | None = None,
+               retry_timeout: float | None = None,
                progress: Callable[[ScanProgress], None] | None = None) -> TableScan:
     """Read every row of ``table`` ("ks.table", or "table" in the session's keyspace)
     with several token-range splits in flight; returns a :class:`TableScan`.
@@ -566,15 +597,17 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
     the splits themselves (from :func:`plan_splits`, or a subset of them: they must not
     overlap). ``concurrency`` is how many splits are read at once (default: 4 per node
     that is up, at most the number of splits). ``columns``, ``where``, ``fetch_size``,
-    ``consistency_level`` and ``retries`` are as in :func:`read_split`; ``progress`` is
-    called with a :class:`ScanProgress` after each page and each finished split, in
-    the consumer's thread. The table, the columns and the query are checked here
+    ``consistency_level``, ``retry_timeout`` (seconds without a page read before a
+    split gives up, default 120) and ``retries`` are as in :func:`read_split`: an
+    outage shorter than ``retry_timeout`` costs time, never a row. ``progress`` is
+    called with a :class:`ScanProgress` after each page and each finished split (and
+    about once a second while the reads wait for a host that is down), in the
+    consumer's thread. The table, the columns and the query are checked here
     (:class:`ScanError`) before anything is read.
     """
     if fetch_size < 1:
         raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
-    if retries < 0:
-        raise ValueError(f"retries must be at least 0, got {retries}")
+    timeout = _retry_options(retry_timeout, retries)
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     query = _SplitQuery(session, table, columns, where)
@@ -587,4 +620,4 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
         nodes = [h for h in session.cluster.metadata.all_hosts() if h.is_up is not False]
         concurrency = 4 * max(1, len(nodes))
     return TableScan(session, query, planned, concurrency, fetch_size, consistency_level,
-                     retries, progress)
+                     retries, progress, timeout)

@@ -193,6 +193,37 @@ def test_a_split_that_keeps_failing_fails_the_job_naming_its_token_range(client:
         proxy.close()
 
 
+def test_a_read_rides_out_5_then_20_seconds_unreachable(client: Any, session: Any) -> None:
+    """The whole host unreachable for 5 s and then for 20 s while the two workers read
+    (through a proxy that slows responses so the read outlasts the first outage): the
+    tasks wait for the driver to reconnect and resume from their paging state, and
+    the frame holds every row exactly once."""
+    from cassandra.policies import ConstantReconnectionPolicy
+    from integration.faultproxy import FaultProxy
+
+    table = f"{KEYSPACE}.bulk"
+    with FaultProxy((cluster_options()["contact_points"][0], cluster_options()["port"]),
+                    seed=5) as proxy:
+        spec = Connect(**cluster_options(proxy.port),
+                       reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
+        ddf = cqlcodec.dask.read_table(spec, table, splits=8, split_rows=None, fetch_size=100)
+        assert len(ddf.compute()) == BULK_ROWS  # the workers hold sessions through the proxy
+        proxy.latency = 0.05  # 200 pages: about 5 s of reading on the two workers
+        future = client.compute(ddf)
+        time.sleep(0.5)
+        assert not future.done(), "the read ended before the first outage"
+        proxy.outage(5.0).join()
+        time.sleep(0.3)
+        assert not future.done(), "the read ended before the second outage"
+        proxy.outage(20.0)
+        got = future.result(timeout=240)
+        assert proxy.outage_cuts > 0, "the outages found no connection to cut"
+        assert proxy.refused > 0, "the workers never tried to reconnect"
+    actual = _arrow(got)
+    assert len(set(actual.column("k").to_pylist())) == BULK_ROWS  # no row twice
+    same_rows(plain(expected_table(session, table)), actual)
+
+
 def test_bad_inputs_give_clear_errors(connect: dict[str, Any]) -> None:
     with pytest.raises(SplitPlanError, match="unknown table 'nope'"):
         cqlcodec.dask.read_table(connect, f"{KEYSPACE}.nope")

@@ -1,7 +1,10 @@
 """A fault-injecting TCP proxy for the tests: between a driver and a real server on
 127.0.0.1, it forwards bytes both ways and, once armed, cuts connections (a TCP reset on
 both sides) after a random number of bytes from the server, as a network or a
-coordinator that dies mid-response would.
+coordinator that dies mid-response would. :meth:`FaultProxy.outage` makes the host
+unreachable for some seconds (every connection cut, new ones refused with a reset or
+accepted and never answered), as a node that restarts or a network partition would;
+``latency`` slows every response down (so that a fault lands mid-scan).
 
 ::
 
@@ -11,6 +14,7 @@ coordinator that dies mid-response would.
         proxy.arm(cuts=5, min_bytes=2_000, max_bytes=40_000)   # from now on
         ...
         assert proxy.cuts == 5
+        proxy.outage(5.0).join()        # 5 s unreachable, then back
 
 Everything is bounded: at most ``cuts`` cuts per arming, sockets time out, and the
 threads are daemons that end with :meth:`close`.
@@ -22,6 +26,7 @@ import random
 import socket
 import struct
 import threading
+import time
 from types import TracebackType
 
 _CHUNK = 65536
@@ -36,6 +41,13 @@ class FaultProxy:
         self.timeout = timeout
         self.cuts = 0
         self.connections = 0
+        self.refused = 0  # connections refused or blackholed during outages
+        self.outage_cuts = 0  # connections cut when outages began
+        self.latency = 0.0  # seconds before each chunk of server bytes is forwarded
+        self._down = False
+        self._blackhole = False
+        self._held: list[socket.socket] = []
+        self._pairs: set[_Pair] = set()
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._budget = 0
@@ -59,6 +71,45 @@ class FaultProxy:
             self._min, self._max = min_bytes, max_bytes
             self.cuts = 0
 
+    def outage(self, seconds: float, blackhole: bool = False) -> threading.Thread:
+        """Make the host unreachable for ``seconds`` from now: every open connection is
+        cut (a reset) and new ones are refused (accepted, then reset) or, with
+        ``blackhole``, accepted and never answered until the end. Returns the thread
+        that ends the outage (``join()`` it to wait)."""
+        with self._lock:
+            self._down = True
+            self._blackhole = blackhole
+            pairs = list(self._pairs)
+            self.outage_cuts += len(pairs)
+        for pair in pairs:
+            pair._end(reset=True)
+        ender = threading.Timer(seconds, self.restore)
+        ender.daemon = True
+        ender.start()
+        return ender
+
+    def cut_all(self) -> int:
+        """Cut every open connection now (a reset), and let new ones through; returns
+        how many were cut."""
+        with self._lock:
+            pairs = list(self._pairs)
+        for pair in pairs:
+            pair._end(reset=True)
+        return len(pairs)
+
+    def restore(self) -> None:
+        """End an outage: connections are accepted and forwarded again."""
+        with self._lock:
+            self._down = False
+            held, self._held = self._held, []
+        for s in held:
+            _close(s, reset=True)
+
+    @property
+    def down(self) -> bool:
+        """Whether an outage is on."""
+        return self._down
+
     def _next_limit(self) -> int | None:
         with self._lock:
             if self._budget <= 0:
@@ -81,6 +132,16 @@ class FaultProxy:
                 continue
             except OSError:
                 return
+            with self._lock:
+                down, blackhole = self._down, self._blackhole
+                if down:
+                    self.refused += 1
+                    if blackhole:
+                        self._held.append(client)
+            if down:
+                if not blackhole:
+                    _close(client, reset=True)
+                continue
             try:
                 server = socket.create_connection(self.target, timeout=5)
             except OSError:
@@ -92,11 +153,14 @@ class FaultProxy:
                 with self._lock:
                     self._sockets.add(s)
             pair = _Pair(self, client, server)
+            with self._lock:
+                self._pairs.add(pair)
             threading.Thread(target=pair.upstream, daemon=True).start()
             threading.Thread(target=pair.downstream, daemon=True).start()
 
-    def _forget(self, *sockets: socket.socket) -> None:
+    def _forget(self, pair: _Pair, *sockets: socket.socket) -> None:
         with self._lock:
+            self._pairs.discard(pair)
             for s in sockets:
                 self._sockets.discard(s)
 
@@ -104,6 +168,7 @@ class FaultProxy:
         """Stop accepting and close every connection."""
         self._closed.set()
         self._listener.close()
+        self.restore()
         with self._lock:
             open_sockets = list(self._sockets)
             self._sockets.clear()
@@ -120,9 +185,15 @@ class FaultProxy:
 
 
 def _close(s: socket.socket, reset: bool) -> None:
+    # shutdown first: close() alone leaves a socket that another thread is blocked
+    # reading open until that read returns, which on an idle connection is never
     try:
         if reset:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        s.shutdown(socket.SHUT_RD if reset else socket.SHUT_RDWR)
+    except OSError:
+        pass
+    try:
         s.close()
     except OSError:
         pass
@@ -142,7 +213,7 @@ class _Pair:
             self.done.set()
             _close(self.client, reset)
             _close(self.server, reset)
-            self.proxy._forget(self.client, self.server)
+            self.proxy._forget(self, self.client, self.server)
 
     def upstream(self) -> None:
         try:
@@ -163,6 +234,10 @@ class _Pair:
             while not self.done.is_set():
                 data = self.server.recv(_CHUNK)
                 if not data:
+                    break
+                if self.proxy.latency:
+                    time.sleep(self.proxy.latency)
+                if self.done.is_set():
                     break
                 if limit is None and self.proxy._budget > 0:
                     limit = self.proxy._next_limit()
