@@ -37,10 +37,13 @@ from cqlcodec.errors import FramingError
 from cqlcodec.runtime.build import COMPILED
 
 READ_SIZE: Final = 65536
-# whether install() switches a cluster to the class when not told: in the compiled
-# build; in the interpreted one only where it measured no slower than the driver's
-# Cython-compiled read path (benchmarks/server_io.py)
-ON_BY_DEFAULT: Final = COMPILED
+# whether install() and Connect specs switch a cluster to the class when not told. The
+# compiled build: yes. The interpreted build: yes too, because there it measured no
+# slower than the driver's Cython-compiled read path on v4 and v5 (bench_server
+# --only readpath; docs/guide/driver.md has the numbers). Both named for the record.
+ON_BY_DEFAULT_COMPILED: Final = True
+ON_BY_DEFAULT_INTERPRETED: Final = True
+ON_BY_DEFAULT: Final = ON_BY_DEFAULT_COMPILED if COMPILED else ON_BY_DEFAULT_INTERPRETED
 
 _classes: dict[type[Any], type[Any]] = {}
 _classes_lock: Final = threading.Lock()

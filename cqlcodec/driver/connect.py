@@ -75,7 +75,7 @@ class Connect:
     ``cassandra.cluster.Cluster`` as is (``protocol_version=5``, ``connect_timeout=20``,
     ``compression=...``); such values must pickle. Without a ``connection_class``
     keyword the cluster reads through cqlcodec's connection class
-    (:func:`cqlcodec.driver.connection_class`, in the compiled build); give one
+    (:func:`cqlcodec.driver.connection_class`); give one
     (``connection_class=cassandra.cluster.Cluster.connection_class`` for the driver's
     own) to choose.
 
