@@ -4,6 +4,7 @@ switch made by ``install()``, and a connection cut mid-response."""
 from __future__ import annotations
 
 import importlib
+import random
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +26,8 @@ try:
         AsyncoreConnection = importlib.import_module("cassandra.io.asyncorereactor").AsyncoreConnection
 except ImportError:  # Python 3.12+ without the pyasyncore backport
     pass
-BLOB = bytes(range(256)) * 1200  # 300 KiB: one frame over three v5 segments
+# 300 KiB that lz4 cannot shrink: one frame over three v5 segments, compressed or not
+BLOB = random.Random(32).randbytes(300 * 1024)
 
 
 @pytest.fixture(scope="module")
