@@ -13,9 +13,9 @@ After :func:`install`, for every session of that cluster (or that one session):
   driver's message (no copy);
   for prepared statements the driver's result metadata is converted once to a
   :class:`cqlcodec.Prepared` whose parse description is cached and reused;
-* the cluster's connections (when ``install`` runs before ``connect``) read 64 KiB at a time and cut frames and protocol v5 segments
-  with cqlcodec's reassembler (:func:`connection_class`; ``connection=False`` opts
-  out);
+* the cluster's connections (when ``install`` runs before ``connect``) read 64 KiB
+  at a time and cut frames and protocol v5 segments with cqlcodec's reassembler
+  (:func:`connection_class`; ``connection=False`` opts out);
 * prepared statements bind their values with :meth:`cqlcodec.Prepared.bind`
   (``prepared.bind(values)``, ``session.execute(prepared, values)``,
   ``BatchStatement.add(prepared, values)``), whether they were prepared before or
