@@ -58,6 +58,8 @@ INTERPRETED: dict[str, str] = {
     "ray": "subclasses ray.data.Datasource/Datasink (Python classes), per block",
     "driver.splits": "reads the drivers' token map and schema metadata; per split, not per row",
     "driver.scan": "driver sessions, threads and retries; per page, not per row",
+    "connection.driver_class": "builds the drivers' connection classes at run time (type() "
+                               "over any reactor); per read: the reassembler it calls is compiled",
     "driver.sender": "subclasses the drivers' BatchStatement and BatchMessage; per request, not per row",
 }
 PURE_HINT = "Set CQLCODEC_COMPILE=0 to install the pure-Python build instead."

@@ -12,6 +12,12 @@ interleaved runs; ``--profile`` adds a cProfile of the caller thread of each cas
 
     python benchmarks/server_io.py --host 127.0.0.1 --port 9042 [--rows N] [--runs N]
 
+``--only readpath --rows 200000`` measures the connection read path instead: 20,000 rows of
+``vector<float, 768>`` into one numpy matrix and ``--rows`` mixed rows into pandas, both
+with ``execute_columns``, on protocol v4 and v5, through the driver's connection class
+and through ``cqlcodec.driver.connection_class()``; it prints the v5/v4 and
+cqlcodec/driver client CPU ratios.
+
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
 
@@ -39,6 +45,11 @@ READS = ["read driver + pandas", "read cqlcodec -> pandas", "read driver + polar
          "read cqlcodec -> polars"]
 INSERTS = ["insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns",
            "insert cqlcodec insert_columns batch_by_replica"]
+# the connection read path (issue 32): each read on protocol v4 and v5, through the
+# driver's own connection class and through cqlcodec.driver.connection_class()
+VECTOR_ROWS = 20_000
+READPATH = [f"readpath {what} v{v} {conn}" for what in ("vectors", "mixed") for v in (4, 5)
+            for conn in ("driver", "cqlcodec")]
 RATIOS = [("read driver + pandas", "read cqlcodec -> pandas"),
           ("read driver + polars", "read cqlcodec -> polars"),
           ("insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns"),
@@ -55,9 +66,18 @@ def _connect(args: argparse.Namespace, keyspace: str | None = KEYSPACE) -> tuple
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
 
+    import cqlcodec.driver as drv
+
+    protocol = args.protocol
+    reactor = Cluster.connection_class
+    if args.case.startswith("readpath"):
+        _kind, _what, version, conn = args.case.split()
+        protocol = int(version[1:])
+        reactor = drv.connection_class() if conn == "cqlcodec" else reactor
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
-    cluster = Cluster([args.host], port=args.port, protocol_version=args.protocol,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=30)
+    cluster = Cluster([args.host], port=args.port, protocol_version=protocol,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=30,
+                      connection_class=reactor)
     return cluster, cluster.connect(keyspace)
 
 
@@ -83,6 +103,8 @@ def prepare_data(args: argparse.Namespace) -> None:
         session.execute(f"CREATE TABLE IF NOT EXISTS emb (k int PRIMARY KEY, v vector<float, {DIM}>)",
                         timeout=120)
         session.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
+        if args.only == "readpath":
+            _prepare_vectors(session)
         done = session.execute("SELECT rows FROM loaded WHERE name = 'mixed'").one()
         if done is not None and done.rows == args.rows:
             return
@@ -97,6 +119,23 @@ def prepare_data(args: argparse.Namespace) -> None:
         session.execute("INSERT INTO loaded (name, rows) VALUES ('mixed', %s)", [args.rows])
     finally:
         cluster.shutdown()
+
+
+def _prepare_vectors(session: Any) -> None:
+    """``VECTOR_ROWS`` rows of ``vector<float, 768>`` in ``emb_read`` (once)."""
+    import numpy
+
+    import cqlcodec.driver as drv
+
+    session.execute(f"CREATE TABLE IF NOT EXISTS emb_read (k int PRIMARY KEY, v vector<float, {DIM}>)",
+                    timeout=120)
+    done = session.execute("SELECT rows FROM loaded WHERE name = 'emb_read'").one()
+    if done is not None and done.rows == VECTOR_ROWS:
+        return
+    insert = session.prepare("INSERT INTO emb_read (k, v) VALUES (?, ?)")
+    keys = numpy.arange(VECTOR_ROWS, dtype=numpy.int32)
+    drv.insert_columns(session, insert, {"k": keys, "v": _matrix(VECTOR_ROWS)}, concurrency=CONCURRENCY)
+    session.execute("INSERT INTO loaded (name, rows) VALUES ('emb_read', %s)", [VECTOR_ROWS])
 
 
 # --------------------------------------------------------------------------- one case
@@ -138,6 +177,11 @@ def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
         rows = list(session.execute(SimpleStatement(query, fetch_size=FETCH_SIZE)))
         return polars.DataFrame([tuple(r) for r in rows], schema=names, orient="row", strict=False,
                                 infer_schema_length=None)
+    if case.startswith("readpath vectors"):
+        pages = drv.execute_columns(session, "SELECT v FROM emb_read", fetch_size=FETCH_SIZE)
+        return numpy.concatenate([batch["v"].to_numpy() for batch in pages])
+    if case.startswith("readpath mixed"):
+        return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_pandas()
     if case == "read cqlcodec -> pandas":
         return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_pandas()
     if case == "read cqlcodec -> polars":
@@ -227,7 +271,7 @@ def main() -> None:
     parser.add_argument("--protocol", type=int, default=5)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", choices=["read", "insert"], default=None)
+    parser.add_argument("--only", choices=["read", "insert", "readpath"], default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -241,7 +285,11 @@ def main() -> None:
     import cqlcodec
 
     prepare_data(args)
-    cases = (READS if args.only != "insert" else []) + (INSERTS if args.only != "read" else [])
+    if args.only == "readpath":
+        cases = list(READPATH)
+    else:
+        cases = (READS if args.only is None or args.only == "read" else []) + \
+            (INSERTS if args.only is None or args.only == "insert" else [])
     runs: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
     for run in range(args.runs):
         for case in cases:
@@ -269,6 +317,20 @@ def main() -> None:
             r = ratios[-1]
             print(f"{new} vs {base}: client CPU {r['cpu_ratio']:.1f}x lower, wall {r['wall_ratio']:.2f}x, "
                   f"peak RSS {r['rss_peak_fraction']:.2f} of it (growth {r['rss_growth_fraction']:.2f})")
+    for what in ("vectors", "mixed"):
+        cells = {case: medians[case]["cpu"] for case in cases if case.startswith(f"readpath {what}")}
+        if len(cells) == 4:
+            cpu = {tuple(case.split()[2:]): value for case, value in cells.items()}
+            for conn in ("driver", "cqlcodec"):
+                ratios.append({"read": what, "connection": conn,
+                               "v5_over_v4_cpu": cpu[("v5", conn)] / cpu[("v4", conn)]})
+                print(f"readpath {what}, {conn} connection: client CPU v5/v4 = "
+                      f"{ratios[-1]['v5_over_v4_cpu']:.2f}")
+            for v in ("v4", "v5"):
+                ratios.append({"read": what, "protocol": v,
+                               "cqlcodec_over_driver_cpu": cpu[(v, "cqlcodec")] / cpu[(v, "driver")]})
+                print(f"readpath {what}, {v}: client CPU cqlcodec connection / driver's = "
+                      f"{ratios[-1]['cqlcodec_over_driver_cpu']:.2f}")
     profiles = {}
     if args.profile:
         for case in cases:

@@ -110,3 +110,17 @@ class TypeTooDeepError(DecodeError, UnsupportedTypeError):
     A :class:`DecodeError` naming the offset, and an :class:`UnsupportedTypeError`:
     the bytes may be well-formed, only beyond cqlcodec's nesting bound.
     """
+
+
+class FramingError(DecodeError):
+    """A connection's byte stream breaks the protocol's framing.
+
+    ``checksum`` is true for a CRC24 header or CRC32 payload mismatch of a protocol v5
+    segment, false for a frame header the protocol forbids (an unsupported version, a
+    negative body length). cqlcodec's connection class turns it into the driver's own
+    exception (``CrcMismatchException``, ``ProtocolError``) before anyone sees it.
+    """
+
+    def __init__(self, message: str, checksum: bool) -> None:
+        super().__init__(message)
+        self.checksum = checksum

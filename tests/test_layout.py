@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("codecs",),
     ("protocol",),
     ("columnar",),
+    ("connection",),
     ("__init__", "driver"),
     ("dask", "ray", "cli", "__main__"),
 ]

@@ -13,6 +13,9 @@ After :func:`install`, for every session of that cluster (or that one session):
   driver's message (no copy);
   for prepared statements the driver's result metadata is converted once to a
   :class:`cqlcodec.Prepared` whose parse description is cached and reused;
+* the cluster's connections (when ``install`` runs before ``connect``) read 64 KiB
+  at a time and cut frames and protocol v5 segments with cqlcodec's reassembler
+  (:func:`connection_class`; ``connection=False`` opts out);
 * prepared statements bind their values with :meth:`cqlcodec.Prepared.bind`
   (``prepared.bind(values)``, ``session.execute(prepared, values)``,
   ``BatchStatement.add(prepared, values)``), whether they were prepared before or
@@ -49,6 +52,7 @@ fallback of each reason is logged. The deliberate differences are listed in
 
 from __future__ import annotations
 
+from cqlcodec.connection.driver_class import connection_class
 from cqlcodec.driver.columns import (
     ColumnPages,
     InsertError,
@@ -86,7 +90,7 @@ from cqlcodec.driver.sources import LoadError
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 
 __all__ = [
-    "SUPPORTED_DRIVERS", "ColumnPages", "Connect", "ConnectError", "Tls", "close_sessions",
+    "SUPPORTED_DRIVERS", "ColumnPages", "connection_class", "Connect", "ConnectError", "Tls", "close_sessions",
     "session_for", "CqlcodecBoundStatement", "CqlcodecPreparedStatement",
     "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options",
     "UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "execute_columns",

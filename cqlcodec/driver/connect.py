@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from cassandra.cluster import Cluster, Session
 
+from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class
 from cqlcodec.errors import CodecError
 
 __all__ = ["Connect", "ConnectError", "Tls", "close_sessions", "open_session_count", "session_for"]
@@ -72,7 +73,11 @@ class Connect:
     load balancing token-aware within that data centre (``DCAwareRoundRobinPolicy``);
     ``keyspace`` is the session's keyspace. Any other keyword is passed to
     ``cassandra.cluster.Cluster`` as is (``protocol_version=5``, ``connect_timeout=20``,
-    ``compression=...``); such values must pickle.
+    ``compression=...``); such values must pickle. Without a ``connection_class``
+    keyword the cluster reads through cqlcodec's connection class
+    (:func:`cqlcodec.driver.connection_class`); give one
+    (``connection_class=cassandra.cluster.Cluster.connection_class`` for the driver's
+    own) to choose.
 
     Equal specs share one session per process (:func:`session_for`). ``repr``/``str``
     name the settings but never the password nor the other keywords' values.
@@ -142,6 +147,8 @@ class Connect:
             else:
                 base.load_balancing_policy = policy
             options["execution_profiles"] = profiles
+        if "connection_class" not in options and ON_BY_DEFAULT:
+            options["connection_class"] = connection_class()
         return Cluster(list(self.contact_points), port=self.port, **options)
 
     def key(self) -> bytes:

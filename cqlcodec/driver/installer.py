@@ -11,12 +11,14 @@ import io
 import logging
 import re
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, Final
 
 import cqlcodec
 from cqlcodec import kinds as K
+from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class, is_cqlcodec_class
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.results import decode_rows_at
 from cqlcodec.types.model import (
@@ -1034,7 +1036,7 @@ def installed_options(target: Cluster | Session) -> Options | None:
 
 
 def install(target: Cluster | Session, *, plain_values: bool = False,
-            numpy_vectors: bool = False) -> None:
+            numpy_vectors: bool = False, connection: bool | None = None) -> None:
     """Make a driver ``Cluster`` (all its sessions, now and later) or one ``Session``
     decode RESULT rows and bind prepared statements with cqlcodec.
 
@@ -1080,12 +1082,37 @@ def install(target: Cluster | Session, *, plain_values: bool = False,
             raise UnsupportedDriverError("numpy_vectors=True needs numpy installed") from exc
     options = Options(bool(plain_values), bool(numpy_vectors))
     if isinstance(target, Cluster):
+        _switch_connection(target, connection)
         _install_cluster(target, options)
     elif isinstance(target, Session):
+        if connection:
+            _connection_not_switched(target.cluster)
         _install_session(target, options)
     else:
         raise TypeError(f"install() needs a cassandra.cluster.Cluster or Session, "
                         f"not {type(target).__name__}")
+
+
+def _switch_connection(cluster: Cluster, connection: bool | None) -> None:
+    """Put cqlcodec's connection class in front of the cluster's reactor, unless
+    asked not to (or, by default, in a build where it is not the faster path)."""
+    if connection is False or (connection is None and not ON_BY_DEFAULT):
+        return
+    if is_cqlcodec_class(cluster.connection_class):
+        return
+    if getattr(cluster, "_is_setup", False):
+        _connection_not_switched(cluster)
+        return
+    cluster.connection_class = connection_class(cluster.connection_class)
+
+
+def _connection_not_switched(cluster: Cluster) -> None:
+    if not is_cqlcodec_class(cluster.connection_class):
+        warnings.warn("cqlcodec.driver.install: the cluster is already connected, so its "
+                      "connection class stays the driver's; call install() before "
+                      "connect() (or pass connection_class=cqlcodec.driver."
+                      "connection_class() to Cluster) for cqlcodec's read path",
+                      UserWarning, stacklevel=3)
 
 
 def _install_cluster(cluster: Cluster, options: Options) -> None:

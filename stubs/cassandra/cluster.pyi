@@ -21,10 +21,11 @@ class Cluster:
     column_encryption_policy: ColumnEncryptionPolicy | None
     sessions: Any
     auth_provider: Any
+    connection_class: Any
     _prepared_statements: Any  # WeakValueDictionary of query id -> PreparedStatement
     _prepared_statement_lock: Any
     def __init__(self, contact_points: Sequence[str] = ..., port: int = 9042,
-                 compression: bool = True, auth_provider: Any = None,
+                 compression: bool | str = True, auth_provider: Any = None,
                  load_balancing_policy: LoadBalancingPolicy | None = None,
                  reconnection_policy: Any = None, default_retry_policy: Any = None,
                  conviction_policy_factory: Any = None, metrics_enabled: bool = False,

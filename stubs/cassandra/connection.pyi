@@ -1,4 +1,6 @@
-"""Connection end points."""
+"""Connection end points, connections and their exceptions."""
+
+from typing import Any
 
 class EndPoint: ...
 class DefaultEndPoint(EndPoint):
@@ -8,3 +10,24 @@ class ConnectionException(Exception):
     host: str | None
     def __init__(self, message: str, endpoint: EndPoint | None = None) -> None: ...
 class ConnectionShutdown(ConnectionException): ...
+class CrcMismatchException(ConnectionException): ...
+class ProtocolError(Exception): ...
+class ProtocolVersion:
+    SUPPORTED_VERSIONS: tuple[int, ...]
+class _Frame:
+    version: int
+    flags: int
+    stream: int
+    opcode: int
+    body_offset: int
+    end_pos: int
+    def __init__(self, version: int, flags: int, stream: int, opcode: int,
+                 body_offset: int, end_pos: int) -> None: ...
+class Connection:
+    in_buffer_size: int
+    endpoint: Any
+    is_defunct: bool
+    is_closed: bool
+    def process_msg(self, header: _Frame, body: bytes) -> None: ...
+    def defunct(self, exc: BaseException) -> None: ...
+    def close(self) -> None: ...

@@ -58,6 +58,7 @@ def available_targets() -> dict[str, bool]:
         "protocol_versions": True,
         "deep_nesting": True,
         "decode_columns": api("decode_columns") is not None,
+        "reassembler": True,
     }
 
 
@@ -372,6 +373,95 @@ def case_decode_prepared(engine: Engine, rng: random.Random) -> None:
     engine.run("decode_prepared", repro, len(data), call, judge)
 
 
+# --------------------------------------------------------------------------- reassembler
+
+def _ref_crc24(value: int, length: int) -> int:
+    """CRC24 of a v5 segment header, bit by bit from the protocol's description."""
+    crc = 0x875060
+    for _ in range(length):
+        crc ^= (value & 0xFF) << 16
+        value >>= 8
+        for _bit in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= 0x1974F0B
+    return crc
+
+
+def _ref_segment(payload: bytes, self_contained: bool) -> bytes:
+    import zlib
+
+    header = len(payload) | (int(self_contained) << 17)
+    crc32 = zlib.crc32(payload, zlib.crc32(b"\xfa\x2d\x55\xca"))
+    return (header.to_bytes(3, "little") + _ref_crc24(header, 3).to_bytes(3, "little")
+            + payload + crc32.to_bytes(4, "little"))
+
+
+def _reassemble(data: bytes, sizes: list[int], segments: bool) -> tuple[list[tuple[Any, ...]], str]:
+    """Frames cut from ``data`` fed in chunks of ``sizes`` (then 64 KiB), and the error."""
+    from cqlcodec.connection import FrameReassembler
+    from cqlcodec.errors import FramingError
+
+    r = FrameReassembler((3, 4, 5))
+    if segments:
+        r.enable_segments(None)
+    out: list[tuple[Any, ...]] = []
+    at = 0
+    chunks = iter(sizes)
+    try:
+        while at < len(data):
+            size = next(chunks, 65536)
+            r.write(data[at:at + size])
+            at += size
+            while r.next_frame():
+                out.append((r.version, r.flags, r.stream, r.opcode, r.body))
+    except FramingError as exc:
+        return out, str(exc)
+    return out, ""
+
+
+def case_reassembler(engine: Engine, rng: random.Random) -> None:
+    """Frames and v5 segments from hostile streams in any chunking: the same frames
+    (and error) as from one read, the generated frames when nothing was broken."""
+    version = rng.choice([4, 5])
+    frames = []
+    for _ in range(rng.randrange(0, 8)):
+        size = rng.choice([0, rng.randrange(1, 300), rng.randrange(300, 300_000)])
+        frames.append((version, rng.randrange(256), rng.randrange(-32768, 32768),
+                       rng.randrange(256), rng.randbytes(size)))
+    stream = b"".join(bytes([0x80 | v, f]) + s.to_bytes(2, "big", signed=True) + bytes([o])
+                      + len(b).to_bytes(4, "big") + b for v, f, s, o, b in frames)
+    data = stream
+    if version == 5:
+        parts = []
+        at = 0
+        while at < len(stream):
+            n = rng.choice([rng.randrange(1, 200), 0x1FFFF, rng.randrange(1, 0x1FFFF)])
+            parts.append(_ref_segment(stream[at:at + n], n >= len(stream) - at and at == 0))
+            at += n
+        data = b"".join(parts)
+    broken = data
+    if data and rng.random() < 0.4:
+        spoilt = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):
+            spoilt[rng.randrange(len(spoilt))] ^= rng.randrange(1, 256)
+        broken = bytes(spoilt[:rng.randrange(len(spoilt) + 1)] if rng.random() < 0.3 else spoilt)
+    sizes = [rng.choice([1, rng.randrange(1, 12), rng.randrange(1, 5000), 1 << 20])
+             for _ in range(rng.randrange(0, 40))]
+    whole = _reassemble(broken, [len(broken)], version == 5)
+
+    def same(value: object, error: BaseException | None) -> tuple[str, str] | None:
+        if value != whole:
+            return ("chunking-changes-frames", f"{len(sizes)} chunks")
+        if broken is data and (whole[1] or len(whole[0]) != len(frames) or whole[0] != frames):
+            return ("wrong-frames", f"{len(whole[0])} of {len(frames)} frames, error {whole[1]!r}")
+        return None
+
+    engine.run("reassembler", {"api": "FrameReassembler", "version": version,
+                               "data": broken[:4096].hex(), "sizes": sizes[:40]},
+               len(broken), lambda: _reassemble(broken, sizes, version == 5), same)
+
+
 # --------------------------------------------------------------------------- versions and nesting
 
 def case_protocol_versions(engine: Engine, rng: random.Random) -> None:
@@ -488,5 +578,6 @@ TARGETS: dict[str, Callable[[Engine, random.Random], None]] = {
     "protocol_versions": case_protocol_versions,
     "deep_nesting": case_deep_nesting,
     "decode_columns": case_decode_columns,
+    "reassembler": case_reassembler,
 }
 

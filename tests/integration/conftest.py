@@ -3,6 +3,10 @@ one schema with every CQL type, and pairs of driver sessions, one with the drive
 and one with cqlcodec installed, for protocol v4 and v5.
 
 Without ``CQLCODEC_CASSANDRA`` every test here is skipped, so the unit sessions skip them.
+``CQLCODEC_CONNECTION=cqlcodec`` makes every cluster here read through
+``cqlcodec.driver.connection_class()`` (the driver-alone side of a pair excepted), and
+``CQLCODEC_CONNECTION=driver`` keeps the driver's own class even where ``install()``
+would switch; unset, each cluster gets what ``install()`` gives by default.
 ``tools/cassandra.sh`` starts a server; ``nox -s integration`` does it all.
 """
 
@@ -21,6 +25,7 @@ import cqlcodec.driver
 from .data import KEYSPACE, create_schema
 
 ADDRESS = os.environ.get("CQLCODEC_CASSANDRA", "")
+CONNECTION = os.environ.get("CQLCODEC_CONNECTION", "")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -42,6 +47,8 @@ def new_cluster(protocol_version: int, **kwargs: Any) -> Cluster:
     """A driver Cluster for the test server at one protocol version (generous timeouts:
     the server shares 2 cores with the tests)."""
     host, port = _host_port()
+    if CONNECTION == "cqlcodec" and "connection_class" not in kwargs:
+        kwargs["connection_class"] = cqlcodec.driver.connection_class()
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
     return Cluster([host], port=port, protocol_version=protocol_version, **kwargs,
                    execution_profiles={EXEC_PROFILE_DEFAULT: profile},
@@ -53,9 +60,11 @@ class SessionPair:
 
     def __init__(self, protocol_version: int, **options: bool) -> None:
         self.protocol_version = protocol_version
-        self.plain_cluster = new_cluster(protocol_version)
+        self.plain_cluster = new_cluster(protocol_version,
+                                         connection_class=Cluster.connection_class)
         self.codec_cluster = new_cluster(protocol_version)
-        cqlcodec.driver.install(self.codec_cluster, **options)
+        cqlcodec.driver.install(self.codec_cluster, **options,
+                                connection=False if CONNECTION == "driver" else None)
         self.plain: Session = self.plain_cluster.connect(KEYSPACE)
         self.codec: Session = self.codec_cluster.connect(KEYSPACE)
 

@@ -1,0 +1,126 @@
+"""A driver connection class, of any reactor, that reads through cqlcodec's reassembler.
+
+Every reactor of cassandra-driver and scylla-driver (libev, asyncio, asyncore, gevent,
+eventlet, twisted; plain and TLS sockets) reads the same way: ``recv`` of
+``in_buffer_size`` bytes until a short read, each buffer written to ``self._iobuf``,
+then ``process_io_buffer()``. The class made here keeps the reactor's own reading,
+error handling and closing, and changes three things:
+
+* ``in_buffer_size`` is 64 KiB (the driver reads 4 KiB at a time);
+* ``_iobuf`` is a :class:`~cqlcodec.connection.FrameReassembler`, which keeps the
+  buffers as they arrived instead of copying them into a ``BytesIO``;
+* ``process_io_buffer`` hands each whole frame to the driver's own ``process_msg``,
+  and turns a broken stream into the driver's own exception on the driver's own
+  path (``defunct``): ``CrcMismatchException`` for a bad checksum, ``ProtocolError``
+  for a frame header the driver refuses.
+
+Protocol v5 checksumming is switched on by the driver's own ``_enable_checksumming``
+(after STARTUP), which also switches the reassembler to segments, with the driver's
+segment decompressor when lz4 was negotiated.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Final
+
+from cassandra.cluster import Cluster
+from cassandra.connection import (
+    CrcMismatchException,
+    ProtocolError,
+    ProtocolVersion,
+    _Frame,
+)
+
+from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.errors import FramingError
+from cqlcodec.runtime.build import COMPILED
+
+READ_SIZE: Final = 65536
+# whether install() and Connect specs switch a cluster to the class when not told. The
+# compiled build: yes. The interpreted build: yes too, because there it measured no
+# slower than the driver's Cython-compiled read path on v4 and v5 (bench_server
+# --only readpath; docs/guide/driver.md has the numbers). Both named for the record.
+ON_BY_DEFAULT_COMPILED: Final = True
+ON_BY_DEFAULT_INTERPRETED: Final = True
+ON_BY_DEFAULT: Final = ON_BY_DEFAULT_COMPILED if COMPILED else ON_BY_DEFAULT_INTERPRETED
+
+_classes: dict[type[Any], type[Any]] = {}
+_classes_lock: Final = threading.Lock()
+
+
+class _ReadPath:
+    """The methods a cqlcodec connection class puts in front of its reactor's."""
+
+    in_buffer_size = READ_SIZE
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # before the reactor's __init__: its loop may read as soon as the socket is open
+        self._reassembler = FrameReassembler(ProtocolVersion.SUPPORTED_VERSIONS)
+        super().__init__(*args, **kwargs)
+
+    @property
+    def _iobuf(self: Any) -> FrameReassembler:
+        reassembler: FrameReassembler = self._reassembler
+        return reassembler
+
+    def _enable_checksumming(self: Any) -> None:
+        reactor: Any = super()
+        reactor._enable_checksumming()
+        codec = self._segment_codec
+        self._reassembler.enable_segments(codec.decompress if codec.compression else None)
+
+    def process_io_buffer(self: Any) -> None:
+        reassembler: FrameReassembler = self._reassembler
+        try:
+            while reassembler.next_frame():
+                size = reassembler.header_size
+                frame = _Frame(reassembler.version, reassembler.flags, reassembler.stream,
+                               reassembler.opcode, size, size + len(reassembler.body))
+                body = reassembler.body
+                reassembler.body = b""
+                self.process_msg(frame, body)
+        except FramingError as exc:
+            reassembler.raw.clear()
+            reassembler.payloads.clear()
+            if exc.checksum:
+                self.defunct(CrcMismatchException(str(exc), self.endpoint))
+            else:
+                self.defunct(ProtocolError(str(exc)))
+
+
+def _default_base() -> type[Any]:
+    base: type[Any] = Cluster.connection_class
+    return base
+
+
+def connection_class(base: type[Any] | None = None) -> type[Any]:
+    """The connection class that reads ``base``'s sockets through cqlcodec.
+
+    ``base`` is a driver connection class (``LibevConnection``,
+    ``AsyncioConnection``, ``AsyncoreConnection``, ...); by default the one a new
+    ``Cluster`` would use. The class keeps ``base``'s reactor and behaves as it does
+    (events, heartbeats, stream ids, compression, errors), reading 64 KiB at a time
+    and cutting frames and protocol v5 segments with cqlcodec's reassembler. One
+    class is made per base and reused; a cqlcodec class given as ``base`` is
+    returned as it is. Use it as ``Cluster(connection_class=connection_class())``.
+    """
+    if base is None:
+        base = _default_base()
+    if issubclass(base, _ReadPath):
+        return base
+    with _classes_lock:
+        made = _classes.get(base)
+        if made is None:
+            name = f"Cqlcodec{base.__name__}"
+            made = type(name, (_ReadPath, base), {"__module__": __name__,
+                                                   "__qualname__": name,
+                                                   "__doc__": f"{base.__name__} reading "
+                                                   "through cqlcodec's reassembler."})
+            _classes[base] = made
+        return made
+
+
+def is_cqlcodec_class(cls: type[Any]) -> bool:
+    """Whether ``cls`` is a connection class made by :func:`connection_class`."""
+    return isinstance(cls, type) and issubclass(cls, _ReadPath)

@@ -1,0 +1,192 @@
+"""Frames out of a CQL connection's byte stream, fed in chunks of any size.
+
+Protocol v3/v4 frames come straight off the stream. After protocol v5's STARTUP the
+stream is made of segments (a 3-byte header, or 5 bytes when compressed, with its CRC24,
+then a payload of at most 128 KiB with its CRC32); the frames are cut from the
+concatenated payloads, so one segment may hold many frames and one frame may span many
+segments. Each segment header is parsed once; payloads are never copied unless a
+compressed one has to be inflated; each frame body is one ``bytes`` copied once from the
+socket's buffers.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Collection
+from typing import Final
+
+from cqlcodec.connection.pieces import Pieces
+from cqlcodec.errors import FramingError
+
+MAX_PAYLOAD: Final = 0x1FFFF
+CRC32_SEED: Final = zlib.crc32(b"\xfa\x2d\x55\xca")
+CRC24_SEED: Final = 0x875060
+CRC24_POLY: Final = 0x1974F0B
+_VERSION_MASK: Final = 0x7F
+
+Decompress = Callable[[bytes, int], bytes]
+
+
+def _crc24_table() -> list[int]:
+    table: list[int] = []
+    for byte in range(256):
+        crc = byte << 16
+        for _ in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= CRC24_POLY
+        table.append(crc)
+    return table
+
+
+_CRC24_TABLE: Final = _crc24_table()
+
+
+def crc24(value: int, length: int) -> int:
+    """The CRC24 protocol v5 puts after a segment header: over the ``length`` low
+    bytes of ``value``, least significant first."""
+    crc = CRC24_SEED
+    table = _CRC24_TABLE
+    for _ in range(length):
+        crc = ((crc << 8) & 0xFFFFFF) ^ table[((crc >> 16) ^ value) & 0xFF]
+        value >>= 8
+    return crc
+
+
+class FrameReassembler:
+    """Cuts frames from a connection's incoming bytes.
+
+    :meth:`write` queues what the socket returned; :meth:`next_frame` returns True
+    when a whole frame is ready, whose header fields are then in ``version``,
+    ``flags``, ``stream`` and ``opcode`` and whose body is ``body``. ``versions`` are
+    the protocol versions a frame may carry; :meth:`enable_segments` switches to
+    protocol v5 segments (from the next unread byte on). Malformed input raises
+    :class:`cqlcodec.errors.FramingError` (the stream cannot go on after it).
+    """
+
+    def __init__(self, versions: Collection[int]) -> None:
+        self.versions: frozenset[int] = frozenset(versions)
+        self.raw = Pieces()
+        self.payloads = Pieces()
+        self.segments = False
+        self.decompress: Decompress | None = None
+        self.version = 0
+        self.flags = 0
+        self.stream = 0
+        self.opcode = 0
+        self.body = b""
+        self.header_size = 0
+        self._body_length = -1
+        self._segment_length = -1
+        self._segment_uncompressed = -1
+
+    def write(self, data: bytes) -> int:
+        """Queue bytes read from the socket (kept, not copied); returns their count."""
+        n = len(data)
+        self.raw.add(data, 0, n)
+        return n
+
+    def tell(self) -> int:
+        """How many bytes read from the socket are not yet cut into segments or
+        frames (what the driver's ``_iobuf.tell()`` reports)."""
+        return self.raw.size
+
+    def getvalue(self) -> bytes:
+        """The bytes read from the socket and not yet consumed (for diagnostics)."""
+        return self.raw.joined()
+
+    def enable_segments(self, decompress: Decompress | None) -> None:
+        """Read protocol v5 segments from now on; ``decompress(payload, length)``
+        inflates compressed ones (None: the segments are not compressed)."""
+        self.segments = True
+        self.decompress = decompress
+
+    def next_frame(self) -> bool:
+        """Cut the next frame if all of it has arrived (True), else wait for more."""
+        while True:
+            source = self.payloads if self.segments else self.raw
+            if self._body_length < 0 and not (source.size and self._read_header(source)):
+                if self.segments and self._next_segment():
+                    continue
+                return False
+            if source.size >= self._body_length:
+                self.body = source.take(self._body_length)
+                self._body_length = -1
+                return True
+            if not (self.segments and self._next_segment()):
+                return False
+
+    def _read_header(self, source: Pieces) -> bool:
+        """Parse a frame header if it is all there (True); checks the version as soon
+        as its byte is there, as the drivers do."""
+        first = source.bufs[source.head][source.starts[source.head]]
+        version = first & _VERSION_MASK
+        if version not in self.versions:
+            raise FramingError(
+                f"This version of the driver does not support protocol version {version}",
+                False)
+        size = 9 if version >= 3 else 8
+        if source.size < size:
+            return False
+        header = source.take(size)
+        if size == 9:
+            stream = (header[2] << 8) | header[3]
+            opcode = header[4]
+            length = int.from_bytes(header[5:9], "big", signed=True)
+        else:
+            stream = header[2]
+            if stream >= 0x80:
+                stream -= 0x100
+            opcode = header[3]
+            length = int.from_bytes(header[4:8], "big", signed=True)
+        if size == 9 and stream >= 0x8000:
+            stream -= 0x10000
+        if length < 0:
+            raise FramingError(f"Received negative body length: {length!r}", False)
+        self.version = version
+        self.flags = header[1]
+        self.stream = stream
+        self.opcode = opcode
+        self.header_size = size
+        self._body_length = length
+        return True
+
+    def _next_segment(self) -> bool:
+        """Move the next whole segment's payload onto the frame bytes (True), or wait."""
+        raw = self.raw
+        decompress = self.decompress
+        if self._segment_length < 0:
+            width = 3 if decompress is None else 5
+            if raw.size < width + 3:
+                return False
+            header = raw.take(width + 3)
+            value = int.from_bytes(header[:width], "little")
+            expected = int.from_bytes(header[width:], "little")
+            actual = crc24(value, width)
+            if actual != expected:
+                raise FramingError(
+                    f'CRC mismatch on header {value:x}. Received {expected:x}", '
+                    f'computed {actual:x}.', True)
+            self._segment_length = value & MAX_PAYLOAD
+            self._segment_uncompressed = (value >> 17) & MAX_PAYLOAD \
+                if decompress is not None else -1
+        length = self._segment_length
+        if raw.size < length + 4:
+            return False
+        actual = raw.crc32(length, CRC32_SEED) & 0xFFFFFFFF
+        if decompress is not None and self._segment_uncompressed > 0:
+            payload = raw.take(length)
+            trailer = raw.take(4)
+        else:
+            payload = b""
+            raw.move_to(self.payloads, length)
+            trailer = raw.take(4)
+        expected = int.from_bytes(trailer, "little")
+        if actual != expected:
+            raise FramingError(f'CRC mismatch on payload. Received {expected:x}", '
+                               f'computed {actual:x}.', True)
+        if decompress is not None and self._segment_uncompressed > 0:
+            inflated = decompress(payload, self._segment_uncompressed)
+            self.payloads.add(inflated, 0, len(inflated))
+        self._segment_length = -1
+        return True
