@@ -264,6 +264,7 @@ def test_a_table_loaded_a_moment_ago_is_read_by_both_workers(
 
     import pandas
 
+    client.wait_for_workers(2, timeout=300)  # a worker killed by an earlier test is back
     with freshly_loaded(session, "fresh_dask") as table:
         with caplog.at_level(logging.INFO, logger="cqlcodec.driver"):
             ddf = cqlcodec.dask.read_table(connect, table)
