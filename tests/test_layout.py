@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("protocol",),
     ("columnar",),
     ("__init__", "driver"),
-    ("dask", "ray", "cli", "__main__"),
+    ("dask", "ray", "cli", "__main__", "aio"),
 ]
 
 
