@@ -16,17 +16,22 @@ from typing import Any, TypeVar
 import pytest
 from cassandra.cluster import ResponseFuture, Session
 
+import cqlcodec.driver
 from cqlcodec import aio
-from cqlcodec.driver import ColumnPages, execute_columns
+from cqlcodec.aio import AsyncTableScan
+from cqlcodec.driver import ColumnPages, ScanError, execute_columns, plan_splits, scan_table
 
-from .conftest import SessionPair
-from .data import COLUMN_NAMES, PAGED_PARTITIONS, PAGED_ROWS_PER_PARTITION
+from .conftest import SessionPair, _host_port
+from .data import COLUMN_NAMES, KEYSPACE, PAGED_PARTITIONS, PAGED_ROWS_PER_PARTITION
+from .faultproxy import FaultProxy
+from .test_scan import _proxied_cluster, _write_tables
 
 pytestmark = pytest.mark.integration
 pa = pytest.importorskip("pyarrow")
 
 T = TypeVar("T")
 SELECT_EVERYTHING = f"SELECT k, {', '.join(COLUMN_NAMES)} FROM everything"
+CANCELLED_SCANS = 1000
 
 uvloop: Any
 try:
@@ -36,16 +41,21 @@ except ImportError:
 
 
 @pytest.fixture(params=["asyncio", "uvloop"])
-def run(request: pytest.FixtureRequest) -> Callable[[Callable[[], Awaitable[T]]], T]:
-    """Runs a coroutine function to its end on a new loop of the default kind or uvloop's."""
+def loop_kind(request: pytest.FixtureRequest) -> str:
+    """The default event loop, or uvloop's (skipped where uvloop is not installed)."""
     if request.param == "uvloop" and uvloop is None:
         pytest.skip("uvloop is not installed")
+    return str(request.param)
+
+
+@pytest.fixture
+def run(loop_kind: str) -> Callable[[Callable[[], Awaitable[T]]], T]:
+    """Runs a coroutine function to its end on a new loop of the kind ``loop_kind``."""
 
     def run_on_loop(main: Callable[[], Awaitable[T]]) -> T:
         async def wrapped() -> T:
             return await main()
-        if request.param == "uvloop":
-            assert uvloop is not None
+        if loop_kind == "uvloop":
             result: T = uvloop.run(wrapped())
             return result
         return asyncio.run(wrapped())
@@ -56,6 +66,12 @@ def run(request: pytest.FixtureRequest) -> Callable[[Callable[[], Awaitable[T]]]
 def session(request: pytest.FixtureRequest, pair: SessionPair) -> Iterator[Session]:
     """A session with cqlcodec installed and one with the driver alone."""
     yield pair.codec if request.param == "installed" else pair.plain
+
+
+@pytest.fixture(scope="module")
+def scan_tables(pair: SessionPair) -> None:
+    """The tables of tests/integration/test_scan.py, written once with the driver alone."""
+    _write_tables(pair.plain)
 
 
 def _pylists(pages: Any) -> dict[str, list[Any]]:
@@ -182,3 +198,129 @@ def test_wait_for_times_out_with_asyncio_timeout_error(run: Any, pair: SessionPa
     run(main)
     assert len(run(lambda: aio.execute(session, "SELECT * FROM paged WHERE p = 1"))) == \
         PAGED_ROWS_PER_PARTITION
+
+
+# --------------------------------------------------------------------------- table scans
+
+def _rows(table: Any) -> list[str]:
+    return sorted(repr(row) for row in table.to_pylist())
+
+
+@pytest.mark.parametrize("table", ["everything", "scan_mixed", "scan_empty", "scan_counter"])
+def test_scan_equals_the_sync_scan(run: Any, session: Session, scan_tables: None,
+                                   table: str) -> None:
+    name = f"{KEYSPACE}.{table}"
+    want = scan_table(session, name, fetch_size=37).to_arrow()
+    got = run(lambda: aio.scan_table(session, name, fetch_size=37, concurrency=3).to_arrow())
+    assert got.schema == want.schema
+    if table == "everything":  # dates beyond Python's, no NaN: compared as Arrow tables
+        assert got.sort_by("k").equals(want.sort_by("k"))
+    else:
+        assert _rows(got) == _rows(want)
+
+    async def batches() -> tuple[list[Any], AsyncTableScan]:
+        scan = aio.scan_table(session, name, splits=5, fetch_size=50)
+        return [b async for b in scan], scan
+    listed, scan = run(batches)
+    assert sum(len(b) for b in listed) == want.num_rows == scan.rows_fetched
+    assert scan.splits_done == len(scan.splits) >= 5
+
+
+def test_scan_into_pandas_and_parquet(run: Any, session: Session, scan_tables: None,
+                                      tmp_path: Any) -> None:
+    pytest.importorskip("pandas")
+    import pyarrow.parquet as pq
+
+    name = f"{KEYSPACE}.scan_mixed"
+    want = _rows(scan_table(session, name).to_arrow())
+    frame = run(lambda: aio.scan_table(session, name, fetch_size=40).to_pandas())
+    assert len(frame) == len(want)
+    files = run(lambda: aio.scan_table(session, name, splits=4).to_parquet(f"{tmp_path}/parts/"))
+    assert files and _rows(pq.ParquetDataset(files).read()) == want
+    one = run(lambda: aio.scan_table(session, name).to_parquet(tmp_path / "one.parquet"))
+    assert _rows(pq.read_table(one[0])) == want
+
+
+def test_scan_errors_as_in_the_sync_scan(run: Any, session: Session, scan_tables: None) -> None:
+    with pytest.raises(ValueError, match="fetch_size must be at least 1"):
+        aio.scan_table(session, f"{KEYSPACE}.scan_mixed", fetch_size=0)
+    with pytest.raises(ScanError, match="unknown column"):
+        run(lambda: aio.scan_table(session, f"{KEYSPACE}.scan_mixed", ["nope"]).to_arrow())
+    with pytest.raises(ScanError, match="no_such_table"):
+        run(lambda: aio.scan_table(session, f"{KEYSPACE}.no_such_table").to_arrow())
+
+
+def _scan_tasks_left() -> list[asyncio.Task[Any]]:
+    current = asyncio.current_task()
+    return [t for t in asyncio.all_tasks() if t is not current]
+
+
+def test_cancelling_a_scan_stops_its_reads_and_leaks_nothing(run: Any, loop_kind: str,
+                                                             pair: SessionPair,
+                                                             scan_tables: None) -> None:
+    """Scans cancelled after their first batch: no task, request callback or driver future
+    is left, and the session reads the whole table afterwards (the long leak check runs
+    once, at protocol v5 on the default loop)."""
+    once = pair.protocol_version == 5 and loop_kind == "asyncio"
+    session = pair.codec
+    name = f"{KEYSPACE}.scan_mixed"
+    splits = plan_splits(session, name, 6)
+    want = _rows(scan_table(session, name).to_arrow())
+
+    async def consume(scan: AsyncTableScan, started: asyncio.Event) -> None:
+        async for _ in scan:
+            started.set()
+
+    async def cancel_mid_scan(n: int) -> None:
+        for _ in range(n):
+            started = asyncio.Event()
+            scan = aio.scan_table(session, name, splits=splits, concurrency=3, fetch_size=10)
+            task = asyncio.ensure_future(consume(scan, started))
+            await started.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0)  # the split tasks see their cancellation
+            assert _scan_tasks_left() == []
+        for _ in range(200):
+            if _in_flight(session) == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert _rows(await aio.scan_table(session, name).to_arrow()) == want  # reused
+
+    run(lambda: cancel_mid_scan(20))
+    gc.collect()
+    futures_before = _response_futures()
+    objects_before = len(gc.get_objects())
+    run(lambda: cancel_mid_scan(CANCELLED_SCANS if once else 50))
+    gc.collect()
+    assert _response_futures() <= futures_before
+    assert len(gc.get_objects()) - objects_before < 2000
+
+
+def test_every_row_once_when_connections_are_cut(run: Any, pair: SessionPair,
+                                                 scan_tables: None) -> None:
+    """A proxy cuts the driver's connections during an ``async for`` scan: every row
+    of the table is still delivered exactly once."""
+    if pair.protocol_version != 5:
+        pytest.skip("fault tests run at protocol v5")
+    name = f"{KEYSPACE}.scan_mixed"
+    want = _rows(scan_table(pair.plain, name).to_arrow())
+    with FaultProxy(_host_port(), seed=4) as proxy:
+        cluster = _proxied_cluster(pair.protocol_version, proxy)
+        cqlcodec.driver.install(cluster)
+        try:
+            session = cluster.connect(KEYSPACE)
+            splits = plan_splits(session, name, 8)
+
+            async def main() -> tuple[list[Any], AsyncTableScan]:
+                scan = aio.scan_table(session, name, splits=splits, concurrency=3,
+                                      fetch_size=60, retries=10)
+                proxy.arm(cuts=4, min_bytes=3_000, max_bytes=40_000)
+                return [b async for b in scan], scan
+            batches, scan = run(main)
+            assert proxy.cuts >= 1, "the proxy cut nothing: the test tested no fault"
+            assert sum(len(r.failures) for r in scan.readers.values()) >= 1
+            assert _rows(pa.Table.from_batches([pa.record_batch(b) for b in batches])) == want
+        finally:
+            cluster.shutdown()
