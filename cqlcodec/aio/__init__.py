@@ -24,7 +24,8 @@ sent are dropped when they arrive; no further page is requested); the driver's e
 from __future__ import annotations
 
 from cqlcodec.aio.columns import ColumnStream, execute, execute_columns, stream_columns
+from cqlcodec.aio.load import insert_columns, load_table
 from cqlcodec.aio.scan import AsyncTableScan, scan_table
 
-__all__ = ["AsyncTableScan", "ColumnStream", "execute", "execute_columns", "scan_table",
-           "stream_columns"]
+__all__ = ["AsyncTableScan", "ColumnStream", "execute", "execute_columns", "insert_columns",
+           "load_table", "scan_table", "stream_columns"]

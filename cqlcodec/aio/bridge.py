@@ -26,13 +26,14 @@ from cassandra.cluster import ResponseFuture
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.driver.columns import RawPage, page_of_rows
 
-__all__ = ["DECODE_OFF_LOOP_BYTES", "decode_page", "off_loop", "response_of"]
+__all__ = ["DECODE_OFF_LOOP_BYTES", "decode_page", "off_loop", "on_loop", "raw_page_of",
+           "response_of"]
 
 T = TypeVar("T")
 
 # A page body at least this large is decoded in the decode pool rather than on the
 # loop (about 1-2 ms of decoding on the compiled build: see docs/guide/asyncio.md).
-DECODE_OFF_LOOP_BYTES: Final = 256 * 1024
+DECODE_OFF_LOOP_BYTES: Final = 64 * 1024
 _POOL_THREADS: Final = 2
 
 
@@ -45,13 +46,18 @@ def _settle(waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:
         waiter.set_exception(value)
 
 
-def _hand_over(loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], ok: bool,
-               value: Any) -> None:
-    """Runs on the driver's IO thread (or at once, when the answer is already there)."""
+def on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], *args: Any) -> None:
+    """Schedules ``fn(*args)`` on ``loop`` from the driver's IO thread (or from the loop's
+    own thread, when a driver callback runs at once); nothing when the loop is closed."""
     try:
-        loop.call_soon_threadsafe(_settle, waiter, ok, value)
+        loop.call_soon_threadsafe(fn, *args)
     except RuntimeError:  # the loop was closed: nobody waits any more
         pass
+
+
+def _hand_over(loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], ok: bool,
+               value: Any) -> None:
+    on_loop(loop, _settle, waiter, ok, value)
 
 
 def _on_result(value: Any, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any]) -> None:

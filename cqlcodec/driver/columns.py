@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResponseFuture, Session
@@ -46,7 +46,7 @@ from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
 from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
-from cqlcodec.driver.sender import EncodedBatch, send_all
+from cqlcodec.driver.sender import EncodedBatch, Outcomes, Sends, run_steps
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.batch import NO_KEY, batch_statements, key_slots, plan_batches, ring_slots
 from cqlcodec.protocol.metadata import read_rows_metadata
@@ -54,7 +54,7 @@ from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
 
 __all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "execute_columns",
-           "insert_columns"]
+           "insert_columns", "insert_steps"]
 
 _I32: Final = struct.Struct(">i")
 _ROWS_KIND: Final = 2
@@ -497,15 +497,15 @@ def _batch(ps: PreparedStatement, members: list[Member], batch_type: Any) -> Sta
                         routing_key=bounds[0].routing_key, keyspace=ps.keyspace)
 
 
-def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
-          members_of: list[list[Member]], batch_type: Any, concurrency: int,
-          execution_profile: object, result: InsertResult) -> int:
+def _send_steps(ps: PreparedStatement, statements: list[Statement],
+                members_of: list[list[Member]], batch_type: Any, concurrency: int,
+                execution_profile: object, result: InsertResult) -> Generator[Sends, Outcomes, int]:
     """Sends the statements; a batch the server refuses as too large is split in two and
     sent again until it fits (one row alone always does). Returns how many batches
     were refused."""
     refused = 0
     while statements:
-        outcomes = send_all(session, statements, concurrency, execution_profile)
+        outcomes = yield Sends(statements, concurrency, execution_profile)
         result.requests += len(statements)
         again: list[Statement] = []
         again_of: list[list[Member]] = []
@@ -592,6 +592,22 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
     is raised before the chunk holding that row is sent: the chunks before it
     (rows below ``err.row - err.row % chunk_rows``) have been written.
     """
+    return run_steps(session, insert_steps(
+        session, prepared_statement, columns, concurrency=concurrency,
+        batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
+        batch_bytes=batch_bytes, chunk_rows=chunk_rows, raise_on_error=raise_on_error,
+        execution_profile=execution_profile))
+
+
+def insert_steps(session: Session, prepared_statement: PreparedStatement, columns: object, *,
+                 concurrency: int = 64, batch_by_partition: bool = False,
+                 batch_by_replica: bool = False, batch_bytes: int = 5 * 1024,
+                 chunk_rows: int = 4096, raise_on_error: bool = True,
+                 execution_profile: object = EXEC_PROFILE_DEFAULT
+                 ) -> Generator[Sends, Outcomes, InsertResult]:
+    """:func:`insert_columns` as a generator of the :class:`~cqlcodec.driver.sender.Sends`
+    it needs: whoever drives it sends them and gives back their outcomes (binding and
+    batching happen inside, between the sends); it returns the :class:`InsertResult`."""
     if concurrency < 1 or chunk_rows < 1:
         raise ValueError("concurrency and chunk_rows must be at least 1")
     if batch_by_partition and batch_by_replica:
@@ -612,8 +628,8 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
         statements, members_of = _requests(prepared_statement, bound, start, group, sizer,
                                            budget, batch_type, result.failures)
         del bound
-        refused = _send(session, prepared_statement, statements, members_of, batch_type,
-                        concurrency, execution_profile, result)
+        refused = yield from _send_steps(prepared_statement, statements, members_of,
+                                         batch_type, concurrency, execution_profile, result)
         if refused:  # the estimate fell short of the server's measure: aim lower from now on
             budget = max(1, budget * 3 // 4)
     result.failures.sort(key=lambda f: f.row)
