@@ -433,3 +433,21 @@ def test_the_loop_stays_responsive_during_a_scan(run: Any, pair: SessionPair,
     late.sort()
     p99 = late[int(len(late) * 0.99)]
     assert p99 < 0.050, f"p99 lateness {p99 * 1000:.1f} ms over {len(late)} wakes"
+
+
+def test_the_example_program_runs(pair: SessionPair) -> None:
+    """tests/integration/aio_example.py (which the typecheck session checks with
+    ``mypy --strict``) runs against the server and counts every row each way."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if pair.protocol_version != 5:
+        pytest.skip("one run is enough")
+    host, port = _host_port()
+    program = Path(__file__).with_name("aio_example.py")
+    done = subprocess.run([sys.executable, str(program), f"{host}:{port}", KEYSPACE],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    total = PAGED_PARTITIONS * PAGED_ROWS_PER_PARTITION
+    assert done.stdout.split() == [str(total), str(total), "50", str(total), "2"]
