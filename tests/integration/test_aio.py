@@ -46,6 +46,7 @@ pa = pytest.importorskip("pyarrow")
 
 T = TypeVar("T")
 SELECT_EVERYTHING = f"SELECT k, {', '.join(COLUMN_NAMES)} FROM everything"
+CANCELLED_QUERIES = 1000
 CANCELLED_SCANS = 1000
 
 uvloop: Any
@@ -174,7 +175,12 @@ def _in_flight(session: Session) -> int:
     return total
 
 
-def test_cancellations_leave_the_session_usable_and_leak_nothing(run: Any, pair: SessionPair) -> None:
+def test_cancellations_leave_the_session_usable_and_leak_nothing(run: Any, loop_kind: str,
+                                                                 pair: SessionPair) -> None:
+    """Queries cancelled before their first page or between pages: no request callback
+    or driver future is left, and the session answers afterwards (1,000 cancellations at
+    protocol v5 on the default loop, 100 on the others)."""
+    once = pair.protocol_version == 5 and loop_kind == "asyncio"
     session = pair.codec
     query = session.prepare("SELECT * FROM paged WHERE p = ?")
 
@@ -195,7 +201,7 @@ def test_cancellations_leave_the_session_usable_and_leak_nothing(run: Any, pair:
     gc.collect()
     futures_before = _response_futures()
     objects_before = len(gc.get_objects())
-    run(lambda: cancel_many(1000))
+    run(lambda: cancel_many(CANCELLED_QUERIES if once else 100))
     gc.collect()
     assert _response_futures() <= futures_before
     assert len(gc.get_objects()) - objects_before < 2000  # not one object per cancellation
