@@ -329,7 +329,7 @@ def main() -> None:
     parser.add_argument("--protocol", type=int, default=5)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", choices=["read", "insert", "aio"], default=None)
+    parser.add_argument("--only", choices=["read", "insert", "aio", "aio-requests"], default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -345,7 +345,8 @@ def main() -> None:
     prepare_data(args)
     cases = ((READS if args.only in (None, "read") else [])
              + (INSERTS if args.only in (None, "insert") else [])
-             + (AIO if args.only in (None, "aio") else []))
+             + (AIO if args.only in (None, "aio") else [])
+             + (AIO[:3] if args.only == "aio-requests" else []))
     runs: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
     for run in range(args.runs):
         for case in cases:

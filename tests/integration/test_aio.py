@@ -10,6 +10,7 @@ import asyncio
 import gc
 import importlib
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -124,7 +125,7 @@ def test_execute_gives_the_rows_of_session_execute(run: Any, session: Session) -
     finally:
         session.default_fetch_size = saved
     assert run(lambda: aio.execute(session, "SELECT * FROM paged WHERE p = -1")) == []
-    assert run(lambda: aio.execute(session, "UPDATE paged SET label = 'x' WHERE p = -5 AND c = 0")) == []
+    assert run(lambda: aio.execute(session, "DELETE FROM paged WHERE p = -5 AND c = 0")) == []
 
 
 def test_pages_limit_and_errors_as_in_the_sync_api(run: Any, session: Session) -> None:
@@ -141,7 +142,7 @@ def test_pages_limit_and_errors_as_in_the_sync_api(run: Any, session: Session) -
     from cqlcodec import CodecError
 
     with pytest.raises(CodecError, match="no rows result"):
-        run(lambda: aio.execute_columns(session, "UPDATE paged SET label = 'x' WHERE p = -5 AND c = 0"))
+        run(lambda: aio.execute_columns(session, "DELETE FROM paged WHERE p = -5 AND c = 0"))
 
 
 def test_a_thousand_concurrent_queries_without_a_thread_each(run: Any, pair: SessionPair) -> None:
@@ -163,6 +164,18 @@ def test_a_thousand_concurrent_queries_without_a_thread_each(run: Any, pair: Ses
 
 def _response_futures() -> int:
     return sum(1 for o in gc.get_objects() if isinstance(o, ResponseFuture))
+
+
+def _released(futures_before: int) -> int:
+    """The driver futures alive beyond ``futures_before`` once the answers of the requests
+    still in flight have arrived (they are dropped: up to a minute on a busy machine)."""
+    for _ in range(600):
+        gc.collect()
+        left = _response_futures() - futures_before
+        if left <= 0:
+            break
+        time.sleep(0.1)
+    return left
 
 
 def _in_flight(session: Session) -> int:
@@ -202,8 +215,7 @@ def test_cancellations_leave_the_session_usable_and_leak_nothing(run: Any, loop_
     futures_before = _response_futures()
     objects_before = len(gc.get_objects())
     run(lambda: cancel_many(CANCELLED_QUERIES if once else 100))
-    gc.collect()
-    assert _response_futures() <= futures_before
+    assert _released(futures_before) <= 0
     assert len(gc.get_objects()) - objects_before < 2000  # not one object per cancellation
     pages = run(lambda: aio.execute_columns(session, query, [2]))
     assert sum(len(b) for b in pages) == PAGED_ROWS_PER_PARTITION
@@ -314,8 +326,7 @@ def test_cancelling_a_scan_stops_its_reads_and_leaks_nothing(run: Any, loop_kind
     futures_before = _response_futures()
     objects_before = len(gc.get_objects())
     run(lambda: cancel_mid_scan(CANCELLED_SCANS if once else 50))
-    gc.collect()
-    assert _response_futures() <= futures_before
+    assert _released(futures_before) <= 0
     assert len(gc.get_objects()) - objects_before < 2000
 
 
