@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import functools
+import importlib.util
 import io
 import json
 import os
@@ -347,6 +348,9 @@ def main() -> None:
              + (INSERTS if args.only in (None, "insert") else [])
              + (AIO if args.only in (None, "aio") else [])
              + (AIO[:3] if args.only == "aio-requests" else []))
+    if "aio acsylla execute" in cases and importlib.util.find_spec("acsylla") is None:
+        print("acsylla is not installed (pip install acsylla): its case is left out")
+        cases.remove("aio acsylla execute")
     runs: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
     for run in range(args.runs):
         for case in cases:
