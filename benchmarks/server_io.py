@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
+import importlib.util
 import io
 import json
 import os
@@ -50,7 +52,15 @@ INSERTS = ["insert driver execute_concurrent_with_args", "insert cqlcodec insert
 VECTOR_ROWS = 20_000
 READPATH = [f"readpath {what} v{v} {conn}" for what in ("vectors", "mixed") for v in (4, 5)
             for conn in ("driver", "cqlcodec")]
-RATIOS = [("read driver + pandas", "read cqlcodec -> pandas"),
+# asyncio (--only aio): AIO_REQUESTS single-partition queries in flight on one loop, and a
+# whole-table scan with async for against the synchronous scan
+AIO_REQUESTS = 1000
+AIO = ["aio run_in_executor + sync execute_columns", "aio acsylla execute", "aio execute_columns",
+       "scan sync to_arrow", "scan aio to_arrow", "scan aio with a loop-lag probe"]
+RATIOS = [("aio run_in_executor + sync execute_columns", "aio execute_columns"),
+          ("aio acsylla execute", "aio execute_columns"),
+          ("scan sync to_arrow", "scan aio to_arrow"),
+          ("read driver + pandas", "read cqlcodec -> pandas"),
           ("read driver + polars", "read cqlcodec -> polars"),
           ("insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns"),
           ("insert driver execute_concurrent_with_args", "insert cqlcodec insert_columns batch_by_replica")]
@@ -186,6 +196,8 @@ def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
         return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_pandas()
     if case == "read cqlcodec -> polars":
         return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_polars()
+    if case.startswith(("aio", "scan")):
+        return _run_aio_case(case, args, session, names)
     matrix = args.matrix
     insert = session.prepare("INSERT INTO emb (k, v) VALUES (?, ?)")
     if case == "insert driver execute_concurrent_with_args":
@@ -200,6 +212,93 @@ def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
         return drv.insert_columns(session, insert, {"k": keys, "v": matrix}, concurrency=CONCURRENCY,
                                   batch_by_replica=True, batch_bytes=40_000)
     raise SystemExit(f"unknown case {case!r}")
+
+
+def _run_aio_case(case: str, args: argparse.Namespace, session: Any, names: list[str]) -> Any:
+    """The asyncio cases: AIO_REQUESTS concurrent single-partition reads on one loop
+    (cqlcodec.aio, the sync API through the loop's default executor, acsylla), and a
+    whole-table scan (sync, async for, async for with a task measuring how late a 5 ms
+    sleep wakes)."""
+    import asyncio
+
+    import cqlcodec.driver as drv
+    from cqlcodec import aio
+
+    keys = [k * 7919 % args.rows for k in range(AIO_REQUESTS)]
+    if case == "scan sync to_arrow":
+        return drv.scan_table(session, f"{KEYSPACE}.mixed").to_arrow()
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        if case == "aio execute_columns":
+            query = args.statement
+            return await asyncio.gather(*(aio.execute_columns(session, query, [k]) for k in keys))
+        if case == "aio run_in_executor + sync execute_columns":
+            query = args.statement
+            return await asyncio.gather(*(
+                loop.run_in_executor(None, functools.partial(drv.execute_columns, session, query, [k]))
+                for k in keys))
+        if case == "aio acsylla execute":
+            prepared = args.acsylla_statement
+
+            async def one(k: int) -> Any:
+                statement = prepared.bind()
+                statement.bind(0, k)
+                return [row.as_tuple() for row in await args.acsylla_session.execute(statement)]
+            return await asyncio.gather(*(one(k) for k in keys))
+        if case == "scan aio to_arrow":
+            return await aio.scan_table(session, f"{KEYSPACE}.mixed").to_arrow()
+        late: list[float] = []
+        done = asyncio.Event()
+
+        async def probe() -> None:
+            while not done.is_set():
+                before = loop.time()
+                await asyncio.sleep(0.005)
+                late.append(loop.time() - before - 0.005)
+        prober = asyncio.ensure_future(probe())
+        rows = 0
+        async for batch in aio.scan_table(session, f"{KEYSPACE}.mixed"):
+            rows += len(batch)
+        done.set()
+        await prober
+        late.sort()
+        args.lateness_ms = {"p50": late[len(late) // 2] * 1e3, "p99": late[int(len(late) * 0.99)] * 1e3,
+                            "max": late[-1] * 1e3, "wakes": len(late)}
+        return [None] * rows
+
+    if case == "aio acsylla execute":
+        return args.acsylla_loop.run_until_complete(main())
+    return asyncio.run(main())
+
+
+def _prepare_aio_case(case: str, args: argparse.Namespace, session: Any) -> None:
+    """What an asyncio case needs before the clock starts: the prepared statement, and
+    acsylla's session on its loop (a warm-up request on each)."""
+    # every column but the decimal, which acsylla 1.x fails to decode (UnicodeDecodeError)
+    query = (f"SELECT {', '.join(n for n, spec in _mixed_columns() if spec.name != 'decimal')} "
+             "FROM mixed WHERE id = ?")
+    if case == "aio acsylla execute":
+        import asyncio
+        import importlib
+
+        acsylla = importlib.import_module("acsylla")  # pip install acsylla (not a nox dependency)
+
+        async def connect() -> Any:
+            cluster = acsylla.create_cluster([args.host], port=args.port,
+                                             protocol_version=min(args.protocol, 4),  # its v5 is DSE only
+                                             request_timeout=120)
+            acsylla_session = await cluster.create_session(keyspace=KEYSPACE)
+            statement = await acsylla_session.create_prepared(query)
+            warm = statement.bind()
+            warm.bind(0, 1)
+            await acsylla_session.execute(warm)
+            return acsylla_session, statement
+        args.acsylla_loop = asyncio.new_event_loop()
+        args.acsylla_session, args.acsylla_statement = args.acsylla_loop.run_until_complete(connect())
+    else:
+        args.statement = session.prepare(query)
+        session.execute(args.statement, [1])
 
 
 def child(args: argparse.Namespace) -> None:
@@ -219,6 +318,8 @@ def child(args: argparse.Namespace) -> None:
     cluster, session = _connect(args)
     try:
         session.execute("SELECT release_version FROM system.local")
+        if case.startswith("aio"):
+            _prepare_aio_case(case, args, session)
         threads0 = _thread_cpu()
         rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         profiler = cProfile.Profile() if args.profile else None
@@ -235,6 +336,8 @@ def child(args: argparse.Namespace) -> None:
         out: dict[str, Any] = {"case": case, "rows": rows, "cpu": cpu, "wall": wall,
                                "rss_peak_mb": rss / 1024, "rss_growth_mb": (rss - rss0) / 1024,
                                "threads": threads}
+        if hasattr(args, "lateness_ms"):
+            out["lateness_ms"] = args.lateness_ms
         if profiler is not None:
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
@@ -271,7 +374,8 @@ def main() -> None:
     parser.add_argument("--protocol", type=int, default=5)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", choices=["read", "insert", "readpath"], default=None)
+    parser.add_argument("--only", choices=["read", "insert", "readpath", "aio", "aio-requests"],
+                        default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -285,18 +389,23 @@ def main() -> None:
     import cqlcodec
 
     prepare_data(args)
-    if args.only == "readpath":
-        cases = list(READPATH)
-    else:
-        cases = (READS if args.only is None or args.only == "read" else []) + \
-            (INSERTS if args.only is None or args.only == "insert" else [])
+    cases = ((READS if args.only in (None, "read") else [])
+             + (INSERTS if args.only in (None, "insert") else [])
+             + (READPATH if args.only == "readpath" else [])
+             + (AIO if args.only in (None, "aio") else [])
+             + (AIO[:3] if args.only == "aio-requests" else []))
+    if "aio acsylla execute" in cases and importlib.util.find_spec("acsylla") is None:
+        print("acsylla is not installed (pip install acsylla): its case is left out")
+        cases.remove("aio acsylla execute")
     runs: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
     for run in range(args.runs):
         for case in cases:
             runs[case].append(_spawn(case, args))
             r = runs[case][-1]
+            lag = (f"  loop lateness p50 {r['lateness_ms']['p50']:.1f} ms p99 {r['lateness_ms']['p99']:.1f} ms "
+                   f"max {r['lateness_ms']['max']:.1f} ms" if "lateness_ms" in r else "")
             print(f"run {run + 1}/{args.runs} {case:52s} cpu {r['cpu']:7.2f} s  wall {r['wall']:7.2f} s  "
-                  f"peak RSS {r['rss_peak_mb']:7.1f} MB (+{r['rss_growth_mb']:.1f})", flush=True)
+                  f"peak RSS {r['rss_peak_mb']:7.1f} MB (+{r['rss_growth_mb']:.1f}){lag}", flush=True)
     medians = {case: {key: statistics.median(r[key] for r in results)
                       for key in ("cpu", "wall", "rss_peak_mb", "rss_growth_mb")}
                for case, results in runs.items()}
@@ -315,7 +424,7 @@ def main() -> None:
                            "rss_peak_fraction": n["rss_peak_mb"] / b["rss_peak_mb"],
                            "rss_growth_fraction": n["rss_growth_mb"] / max(b["rss_growth_mb"], 1e-9)})
             r = ratios[-1]
-            print(f"{new} vs {base}: client CPU {r['cpu_ratio']:.1f}x lower, wall {r['wall_ratio']:.2f}x, "
+            print(f"{new} vs {base}: client CPU {r['cpu_ratio']:.2f}x lower, wall {r['wall_ratio']:.2f}x, "
                   f"peak RSS {r['rss_peak_fraction']:.2f} of it (growth {r['rss_growth_fraction']:.2f})")
     for what in ("vectors", "mixed"):
         cells = {case: medians[case]["cpu"] for case in cases if case.startswith(f"readpath {what}")}

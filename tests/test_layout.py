@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("columnar",),
     ("connection",),
     ("__init__", "driver"),
-    ("dask", "ray", "cli", "__main__"),
+    ("dask", "ray", "cli", "__main__", "aio"),
 ]
 
 

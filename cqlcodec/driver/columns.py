@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResponseFuture, Session
@@ -46,7 +46,7 @@ from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
 from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
-from cqlcodec.driver.sender import EncodedBatch, send_all
+from cqlcodec.driver.sender import EncodedBatch, Outcomes, Sends, run_steps
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.batch import NO_KEY, batch_statements, key_slots, plan_batches, ring_slots
 from cqlcodec.protocol.metadata import read_rows_metadata
@@ -54,7 +54,7 @@ from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
 
 __all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "execute_columns",
-           "insert_columns"]
+           "insert_columns", "insert_steps"]
 
 _I32: Final = struct.Struct(">i")
 _ROWS_KIND: Final = 2
@@ -191,17 +191,25 @@ class ColumnPages:
     :meth:`to_polars` collect them into one table.
     """
 
-    def __init__(self, future: ResponseFuture, fetch_size: int | None,
-                 limit: int | None) -> None:
+    def __init__(self, future: ResponseFuture | None, fetch_size: int | None,
+                 limit: int | None, fetched: list[ColumnBatch] | None = None) -> None:
         self._future = future
         self._fetch_size = fetch_size
         self._limit = limit
         self._delivered = 0
-        self._pending = True
+        self._pending = future is not None
         self._pages = 0
-        self._first: RawPage | None = self._wait()
+        self._fetched = fetched
+        self._first: RawPage | None = None if future is None else self._wait()
+
+    @staticmethod
+    def of_batches(batches: list[ColumnBatch]) -> ColumnPages:
+        """The pages of a query already fetched and decoded (what ``cqlcodec.aio``
+        returns): iterating gives them out once, in order, without any request."""
+        return ColumnPages(None, None, None, list(reversed(batches)))
 
     def _wait(self) -> RawPage:
+        assert self._future is not None
         page = wait_page(self._future)
         self._pending = False
         return page
@@ -220,24 +228,20 @@ class ColumnPages:
         return self
 
     def __next__(self) -> ColumnBatch:
-        page = self._first
-        self._first = None
-        if page is None:
-            if not self._pending:
+        if self._fetched is not None:
+            if not self._fetched:
                 raise StopIteration
-            page = self._wait()
-        keep: int | None = None
-        if self._limit is not None:
-            keep = self._limit - self._delivered
-        more = page.paging_state is not None and (keep is None or keep > page.num_rows)
-        if more:  # the next page travels while this one is decoded
-            message = self._future.message
-            if keep is not None:
-                size = keep - page.num_rows
-                message.fetch_size = size if not message.fetch_size else min(message.fetch_size, size)
-            self._future.start_fetching_next_page()
-            self._pending = True
-        batch = page.decode(keep)
+            batch = self._fetched.pop()
+        else:
+            page = self._first
+            self._first = None
+            if page is None:
+                if not self._pending:
+                    raise StopIteration
+                page = self._wait()
+            assert self._future is not None
+            keep, self._pending = follow_page(self._future, page, self._limit, self._delivered)
+            batch = page.decode(keep)
         self._delivered += batch.num_rows
         self._pages += 1
         return batch
@@ -287,6 +291,33 @@ class ColumnPages:
         return polars.concat(frames, how="vertical_relaxed", rechunk=False)
 
 
+def follow_page(future: ResponseFuture, page: RawPage, limit: int | None,
+                delivered: int) -> tuple[int | None, bool]:
+    """Before ``page`` is decoded: the rows of it to keep (``None``: all) under ``limit``
+    with ``delivered`` rows given out before it, and whether a next page was requested
+    (it is when there is one and the limit wants more; it travels while this one is
+    decoded, at most the rows the limit still wants)."""
+    keep: int | None = None
+    if limit is not None:
+        keep = limit - delivered
+    more = page.paging_state is not None and (keep is None or keep > page.num_rows)
+    if more:
+        message = future.message
+        if keep is not None:
+            size = keep - page.num_rows
+            message.fetch_size = size if not message.fetch_size else min(message.fetch_size, size)
+        future.start_fetching_next_page()
+    return keep, more
+
+
+def check_page_options(fetch_size: int | None, limit: int | None) -> None:
+    """``ValueError`` for a ``fetch_size`` or ``limit`` below 1."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if fetch_size is not None and fetch_size < 1:
+        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+
+
 def execute_columns(session: Session, statement: str | Statement | PreparedStatement,
                     parameters: Sequence[Any] | Mapping[str, Any] | None = None, *,
                     fetch_size: int | None = None, limit: int | None = None,
@@ -300,10 +331,7 @@ def execute_columns(session: Session, statement: str | Statement | PreparedState
     The first page is awaited here, so a failing query raises now; the others are
     requested one ahead of the one being decoded.
     """
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit}")
-    if fetch_size is not None and fetch_size < 1:
-        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+    check_page_options(fetch_size, limit)
     future = send_columnar(session, statement, parameters, fetch_size=fetch_size,
                            max_page_rows=limit, execution_profile=execution_profile)
     return ColumnPages(future, fetch_size, limit)
@@ -342,8 +370,13 @@ def send_columnar(session: Session, statement: str | Statement | PreparedStateme
 def wait_page(future: ResponseFuture) -> RawPage:
     """The page a :func:`send_columnar` future (or its next page) brings, once it is
     there; the request's error is raised here."""
-    rows = future.result().current_rows
-    page = rows[0] if len(rows) == 1 else None
+    return page_of_rows(future.result().current_rows)
+
+
+def page_of_rows(rows: Any) -> RawPage:
+    """The :class:`RawPage` in the rows the driver made of a :func:`send_columnar`
+    response; :class:`CodecError` when the statement returned no rows result."""
+    page = rows[0] if rows is not None and len(rows) == 1 else None
     if not isinstance(page, RawPage):
         raise CodecError("the statement returned no rows result (execute_columns is for "
                          "queries that return rows)")
@@ -464,15 +497,15 @@ def _batch(ps: PreparedStatement, members: list[Member], batch_type: Any) -> Sta
                         routing_key=bounds[0].routing_key, keyspace=ps.keyspace)
 
 
-def _send(session: Session, ps: PreparedStatement, statements: list[Statement],
-          members_of: list[list[Member]], batch_type: Any, concurrency: int,
-          execution_profile: object, result: InsertResult) -> int:
+def _send_steps(ps: PreparedStatement, statements: list[Statement],
+                members_of: list[list[Member]], batch_type: Any, concurrency: int,
+                execution_profile: object, result: InsertResult) -> Generator[Sends, Outcomes, int]:
     """Sends the statements; a batch the server refuses as too large is split in two and
     sent again until it fits (one row alone always does). Returns how many batches
     were refused."""
     refused = 0
     while statements:
-        outcomes = send_all(session, statements, concurrency, execution_profile)
+        outcomes = yield Sends(statements, concurrency, execution_profile)
         result.requests += len(statements)
         again: list[Statement] = []
         again_of: list[list[Member]] = []
@@ -559,6 +592,22 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
     is raised before the chunk holding that row is sent: the chunks before it
     (rows below ``err.row - err.row % chunk_rows``) have been written.
     """
+    return run_steps(session, insert_steps(
+        session, prepared_statement, columns, concurrency=concurrency,
+        batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
+        batch_bytes=batch_bytes, chunk_rows=chunk_rows, raise_on_error=raise_on_error,
+        execution_profile=execution_profile))
+
+
+def insert_steps(session: Session, prepared_statement: PreparedStatement, columns: object, *,
+                 concurrency: int = 64, batch_by_partition: bool = False,
+                 batch_by_replica: bool = False, batch_bytes: int = 5 * 1024,
+                 chunk_rows: int = 4096, raise_on_error: bool = True,
+                 execution_profile: object = EXEC_PROFILE_DEFAULT
+                 ) -> Generator[Sends, Outcomes, InsertResult]:
+    """:func:`insert_columns` as a generator of the :class:`~cqlcodec.driver.sender.Sends`
+    it needs: whoever drives it sends them and gives back their outcomes (binding and
+    batching happen inside, between the sends); it returns the :class:`InsertResult`."""
     if concurrency < 1 or chunk_rows < 1:
         raise ValueError("concurrency and chunk_rows must be at least 1")
     if batch_by_partition and batch_by_replica:
@@ -579,8 +628,8 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
         statements, members_of = _requests(prepared_statement, bound, start, group, sizer,
                                            budget, batch_type, result.failures)
         del bound
-        refused = _send(session, prepared_statement, statements, members_of, batch_type,
-                        concurrency, execution_profile, result)
+        refused = yield from _send_steps(prepared_statement, statements, members_of,
+                                         batch_type, concurrency, execution_profile, result)
         if refused:  # the estimate fell short of the server's measure: aim lower from now on
             budget = max(1, budget * 3 // 4)
     result.failures.sort(key=lambda f: f.row)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -24,8 +24,9 @@ from cassandra.cluster import NoHostAvailable, Session
 from cassandra.connection import ConnectionException
 from cassandra.query import PreparedStatement
 
-from cqlcodec.driver.columns import InsertError, InsertFailure, InsertResult, insert_columns
+from cqlcodec.driver.columns import InsertError, InsertFailure, InsertResult, insert_steps
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
+from cqlcodec.driver.sender import Outcomes, Sends, run_steps
 from cqlcodec.driver.sources import (
     LoadError,
     SourcePart,
@@ -37,7 +38,7 @@ from cqlcodec.driver.sources import (
 from cqlcodec.driver.splits import SplitPlanError, table_ref
 from cqlcodec.errors import BindError
 
-__all__ = ["LoadProgress", "load_table", "resolve_table"]
+__all__ = ["LoadProgress", "load_steps", "load_table", "resolve_table"]
 
 RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
                     ConnectionException, OSError)
@@ -120,6 +121,25 @@ def load_table(session: Session, table: str, source: object, *,
     ``raise_on_error``, raises :class:`InsertError` at the end. ``progress`` is called
     after every chunk with a :class:`LoadProgress`.
     """
+    return run_steps(session, load_steps(
+        session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
+        batch_by_replica=batch_by_replica, batch_bytes=batch_bytes, concurrency=concurrency,
+        consistency_level=consistency_level, retries=retries, retry_timeout=retry_timeout,
+        raise_on_error=raise_on_error, progress=progress))
+
+
+def load_steps(session: Session, table: str, source: object, *,
+               columns: Sequence[str] | None = None,
+               rename: Mapping[str, str] | None = None,
+               chunk_rows: int = 20_000, batch_by_replica: bool = True,
+               batch_bytes: int = 40_000, concurrency: int = 16,
+               consistency_level: int | None = None, retries: int | None = None,
+               retry_timeout: float | None = None, raise_on_error: bool = True,
+               progress: Callable[[LoadProgress], None] | None = None,
+               ) -> Generator[Sends, Outcomes, InsertResult]:
+    """:func:`load_table` as a generator of the :class:`~cqlcodec.driver.sender.Sends` it
+    needs (see :func:`cqlcodec.driver.columns.insert_steps`); it returns the
+    :class:`InsertResult`."""
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
@@ -155,10 +175,12 @@ def load_table(session: Session, table: str, source: object, *,
                 batch = next(batches, None)
                 if batch is None:
                     break
-                _load_chunk(session, pa, batch, part, first_row, columns, renamed, cql_types,
-                            key_columns, table_name, statements, consistency_level, result,
-                            batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                            concurrency=concurrency, patience=patience, counter=counter)
+                yield from _load_chunk(session, pa, batch, part, first_row, columns, renamed,
+                                       cql_types, key_columns, table_name, statements,
+                                       consistency_level, result,
+                                       batch_by_replica=batch_by_replica,
+                                       batch_bytes=batch_bytes, concurrency=concurrency,
+                                       patience=patience, counter=counter)
             except LoadError as exc:
                 if exc.source:
                     raise
@@ -219,7 +241,7 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                 statements: dict[tuple[str, ...], PreparedStatement],
                 consistency_level: int | None, result: InsertResult, *,
                 batch_by_replica: bool, batch_bytes: int, concurrency: int,
-                patience: Patience, counter: bool) -> None:
+                patience: Patience, counter: bool) -> Generator[Sends, Outcomes, None]:
     mapping = _as_mapping(pa, batch)
     keep = set(columns) if columns is not None else None
     chunk = {renamed.get(n, n): c for n, c in mapping.items() if keep is None or n in keep}
@@ -240,9 +262,10 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     if unavailable is not None:
         raise LoadError(f"no host of {table_name} came back: {unavailable}", source=part.name)
     try:
-        done = insert_columns(session, statement, chunk, concurrency=concurrency,
-                              batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                              chunk_rows=rows, raise_on_error=False)
+        done = yield from insert_steps(session, statement, chunk, concurrency=concurrency,
+                                       batch_by_replica=batch_by_replica,
+                                       batch_bytes=batch_bytes, chunk_rows=rows,
+                                       raise_on_error=False)
     except BindError as exc:
         reason = re.sub(r"^row \d+: ", "", str(exc))
         raise LoadError(reason, source=part.name, column=exc.column,
@@ -256,10 +279,11 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
         if not again or patience.wait_to_retry() is not None:
             break
         kept = [f for f in failures if not isinstance(f.error, RETRYABLE)]
-        retried = insert_columns(session, statement, _take(pa, chunk, again),
-                                 concurrency=max(1, concurrency // 4),
-                                 batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                                 chunk_rows=len(again), raise_on_error=False)
+        retried = yield from insert_steps(session, statement, _take(pa, chunk, again),
+                                          concurrency=max(1, concurrency // 4),
+                                          batch_by_replica=batch_by_replica,
+                                          batch_bytes=batch_bytes, chunk_rows=len(again),
+                                          raise_on_error=False)
         requests += retried.requests
         if len(retried.failures) < len(again):
             patience.progressed()

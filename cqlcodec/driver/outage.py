@@ -176,6 +176,14 @@ class Patience:
         """After a transient failure: waits until it is worth trying again and returns
         ``None``, or returns why to give up (nothing waited). ``addresses`` are the
         hosts the work wants (default: those the driver holds down, else all)."""
+        reason = self.failed()
+        if reason is None:
+            self.pause(self.delay(addresses))
+        return reason
+
+    def failed(self) -> str | None:
+        """Counts a transient failure; returns why to give up, or ``None`` when the work
+        is to be tried again after :meth:`delay`."""
         now = time.monotonic()
         self.failures += 1
         if self.failures == 1:
@@ -186,22 +194,36 @@ class Patience:
         if idle >= self.retry_timeout:
             return (f"no progress for {idle:.1f} s (retry_timeout {self.retry_timeout:g} s), "
                     f"{self.failures} failures in a row")
-        delay = min(BACKOFF_MAX, BACKOFF * 2 ** min(self.failures - 1, 16),
-                    self.retry_timeout - idle)
-        watch = self._watch
-        if watch is None or self._session is None:
+        return None
+
+    def delay(self, addresses: Sequence[str] = ()) -> float:
+        """The seconds to wait before the next try (a backoff, within ``retry_timeout``);
+        the hosts waited for (``addresses``, as in :meth:`wait_to_retry`) show in the
+        progress text until :meth:`progressed`. The waiting is the caller's:
+        :meth:`pause` on a thread, ``asyncio.sleep`` on an event loop."""
+        idle = time.monotonic() - self._last_progress
+        backoff: float = BACKOFF * 2.0 ** min(self.failures - 1, 16)
+        delay = min(BACKOFF_MAX, backoff, max(0.0, self.retry_timeout - idle))
+        if self._watch is not None and self._session is not None:
+            hosts = list(self._session.cluster.metadata.all_hosts())
+            wanted = tuple(addresses) or tuple(address_of(h) for h in hosts if h.is_up is False) \
+                or tuple(address_of(h) for h in hosts)
+            self._watch.set_waiting(self, wanted, self._first_failure)
+        return delay
+
+    def pause(self, delay: float) -> None:
+        """Waits ``delay`` seconds on this thread; while the driver holds every host
+        down, the driver's up event ends the wait early."""
+        watch, session = self._watch, self._session
+        if watch is None or session is None:
             time.sleep(delay)
-            return None
+            return
         seen = watch.ups()
-        hosts = list(self._session.cluster.metadata.all_hosts())
-        wanted = tuple(addresses) or tuple(address_of(h) for h in hosts if h.is_up is False) \
-            or tuple(address_of(h) for h in hosts)
-        watch.set_waiting(self, wanted, self._first_failure)
+        hosts = list(session.cluster.metadata.all_hosts())
         if hosts and all(h.is_up is False for h in hosts):
             watch.wait_for_up(seen, delay)  # the driver reconnects; woken when it has
         else:
             time.sleep(delay)
-        return None
 
     def wait_for_hosts(self) -> str | None:
         """Before sending writes: while the driver holds every host down, waits for an

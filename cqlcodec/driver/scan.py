@@ -34,16 +34,17 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import cassandra
-from cassandra.cluster import Session
+from cassandra.cluster import ResponseFuture, Session
 from cassandra.protocol import RequestValidationException as ServerValidationError
 from cassandra.query import PreparedStatement
 
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
-from cqlcodec.driver.columns import send_columnar, wait_page
+from cqlcodec.driver.columns import RawPage, send_columnar, wait_page
 from cqlcodec.driver.outage import (
     DEFAULT_RETRY_TIMEOUT,
+    HostWatch,
     Patience,
     address_of,
     check_retry_options,
@@ -154,6 +155,12 @@ def _prepare(session: Session, cql: str) -> PreparedStatement:
     return statement
 
 
+def _retry_options(retry_timeout: float | None, retries: int | None) -> float:
+    timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
+    check_retry_options(timeout, retries)
+    return timeout
+
+
 def _hosts_to_try(session: Session, query: _SplitQuery, split: TokenSplit) -> list[Any]:
     """The split's replicas that are up, preferred first, then ``None`` (any coordinator
     the load-balancing policy picks)."""
@@ -162,12 +169,6 @@ def _hosts_to_try(session: Session, query: _SplitQuery, split: TokenSplit) -> li
     ordered = [by_address.pop(a) for a in split.replicas if a in by_address]
     ordered += list(by_address.values())
     return [h for h in ordered if h.is_up is not False] + [None]
-
-
-def _retry_options(retry_timeout: float | None, retries: int | None) -> float:
-    timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
-    check_retry_options(timeout, retries)
-    return timeout
 
 
 _refreshing: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -196,6 +197,74 @@ def _reread_token_map(session: Session) -> None:
     threading.Thread(target=refresh, name="cqlcodec-token-map", daemon=True).start()
 
 
+class SplitCursor:
+    """Where the reading of one split stands, and what to do next: the request to send
+    (from the paging state of the last page delivered, to the next replica), what a
+    delivered page changes, and what a failure means (a final :class:`ScanError`, or
+    the seconds to wait before trying again). The synchronous :class:`SplitReader` and
+    ``cqlcodec.aio``'s scan drive one each, waiting in their own way."""
+
+    def __init__(self, session: Session, query: _SplitQuery, split: TokenSplit,
+                 fetch_size: int, consistency_level: int | None, retries: int | None,
+                 retry_timeout: float = DEFAULT_RETRY_TIMEOUT) -> None:
+        if not isinstance(split, TokenSplit):
+            raise ScanError(f"a split is a TokenSplit, got {type(split).__name__}")
+        self.split = split
+        self.coordinators: list[str] = []
+        self.failures: list[BaseException] = []
+        self._session = session
+        self._query = query
+        self._fetch_size = fetch_size
+        self.patience = Patience(session, retry_timeout, retries)
+        self._bound = query.statement.bind((split.start, split.end))
+        if consistency_level is not None:
+            self._bound.consistency_level = consistency_level
+        self._state: bytes | None = None
+        self._hosts: list[Any] | None = None
+        self._attempt = 0
+
+    def send(self) -> ResponseFuture:
+        """A request for the split's rows from the last page delivered on, to the next
+        host to try (its later pages come through ``start_fetching_next_page``)."""
+        if self._hosts is None:
+            self._hosts = _hosts_to_try(self._session, self._query, self.split)
+        host = self._hosts[self._attempt % len(self._hosts)]
+        return send_columnar(self._session, self._bound, fetch_size=self._fetch_size,
+                             paging_state=self._state, host=host)
+
+    def delivered(self, page: RawPage, coordinator: Any) -> None:
+        """``page`` (coordinated by ``coordinator``) was decoded and is handed out."""
+        self.patience.progressed()
+        self.coordinators.append(address_of(coordinator))
+        self._state = page.paging_state
+
+    def failed(self, exc: Exception) -> float:
+        """A request, a page or its decoding failed with ``exc``: raises
+        :class:`ScanError` when a retry cannot help or the split gave up (``retry_timeout``
+        seconds without a page, or ``retries`` failures in a row), else returns the
+        seconds to wait before :meth:`send` (the token map is read again meanwhile and
+        the next replica is tried). The split's replicas show as waited for in the
+        progress text until a page arrives."""
+        split, table = self.split, self._query.table
+        if isinstance(exc, _FINAL):
+            raise ScanError(f"reading {table} {split} failed: {type(exc).__name__}: {exc}",
+                            split) from exc
+        self.failures.append(exc)
+        reason = self.patience.failed()
+        if reason is not None:
+            raise ScanError(f"reading {table} {split} gave up: {reason}, "
+                            f"last: {type(exc).__name__}: {exc}", split) from exc
+        delay = self.patience.delay(split.replicas)
+        _reread_token_map(self._session)
+        self._hosts = None
+        self._attempt += 1
+        return delay
+
+    def done(self) -> None:
+        """The split was read to its end or given up: it waits for nothing any more."""
+        self.patience.done()
+
+
 class SplitReader:
     """The pages of one split as :class:`~cqlcodec.ColumnBatch` es (what :func:`read_split`
     returns; iterate it once). ``coordinators`` lists, per page delivered, the address of
@@ -204,15 +273,11 @@ class SplitReader:
     def __init__(self, session: Session, query: _SplitQuery, split: TokenSplit, fetch_size: int,
                  consistency_level: int | None, retries: int | None,
                  retry_timeout: float = DEFAULT_RETRY_TIMEOUT) -> None:
+        self._cursor = SplitCursor(session, query, split, fetch_size, consistency_level,
+                                   retries, retry_timeout)
         self.split = split
-        self.coordinators: list[str] = []
-        self.failures: list[BaseException] = []
-        self._session = session
-        self._query = query
-        self._fetch_size = fetch_size
-        self._consistency_level = consistency_level
-        self._retries = retries
-        self._retry_timeout = retry_timeout
+        self.coordinators = self._cursor.coordinators
+        self.failures = self._cursor.failures
         self._pages = self._read()
 
     def __iter__(self) -> Iterator[ColumnBatch]:
@@ -222,53 +287,26 @@ class SplitReader:
         return next(self._pages)
 
     def _read(self) -> Iterator[ColumnBatch]:
-        session, query, split = self._session, self._query, self._split_checked()
-        bound = query.statement.bind((split.start, split.end))
-        if self._consistency_level is not None:
-            bound.consistency_level = self._consistency_level
-        state: bytes | None = None
-        patience = Patience(session, self._retry_timeout, self._retries)
-        hosts = _hosts_to_try(session, query, split)
-        attempt = 0
+        cursor = self._cursor
         try:
             while True:
-                host = hosts[attempt % len(hosts)]
                 try:
-                    future = send_columnar(session, bound, fetch_size=self._fetch_size,
-                                           paging_state=state, host=host)
+                    future = cursor.send()
                     page = wait_page(future)
                     while True:
-                        following = page.paging_state
-                        coordinator = future.coordinator_host
-                        if following is not None:  # the next page travels while this one is decoded
+                        more = page.paging_state is not None
+                        if more:  # the next page travels while this one is decoded
                             future.start_fetching_next_page()
                         batch = page.decode()
-                        patience.progressed()
-                        self.coordinators.append(address_of(coordinator))
+                        cursor.delivered(page, future.coordinator_host)
                         yield batch
-                        state = following
-                        if following is None:
+                        if not more:
                             return
                         page = wait_page(future)
-                except _FINAL as exc:
-                    raise ScanError(f"reading {query.table} {split} failed: "
-                                    f"{type(exc).__name__}: {exc}", split) from exc
                 except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
-                    self.failures.append(exc)
-                    reason = patience.wait_to_retry(split.replicas)
-                    if reason is not None:
-                        raise ScanError(f"reading {query.table} {split} gave up: {reason}, "
-                                        f"last: {type(exc).__name__}: {exc}", split) from exc
-                    _reread_token_map(session)
-                    hosts = _hosts_to_try(session, query, split)
-                    attempt += 1
+                    cursor.patience.pause(cursor.failed(exc))
         finally:
-            patience.done()
-
-    def _split_checked(self) -> TokenSplit:
-        if not isinstance(self.split, TokenSplit):
-            raise ScanError(f"a split is a TokenSplit, got {type(self.split).__name__}")
-        return self.split
+            cursor.done()
 
 
 def read_split(session: Session, table: str, split: TokenSplit,
@@ -314,6 +352,133 @@ def table_schema_batch(session: Session, table: str,
 _DONE: Final = object()
 
 
+class ScanTally:
+    """What a scan has handed out (rows, splits finished), the ``progress`` reports, and
+    the empty batch kept for a scan that finds no row (it still carries the columns'
+    types): the bookkeeping of :class:`TableScan` and of ``cqlcodec.aio``'s scan."""
+
+    def __init__(self, splits: list[TokenSplit],
+                 progress: Callable[[ScanProgress], None] | None, watch: HostWatch) -> None:
+        self.rows = 0
+        self.splits_done = 0
+        self.done_splits: set[int] = set()
+        self._splits_total = len(splits)
+        self._estimated_rows = sum(s.estimated_rows for s in splits)
+        self._progress = progress
+        self._watch = watch
+        self._started = time.monotonic()
+        self._empty: ColumnBatch | None = None
+        self._delivered = False
+
+    def start(self) -> None:
+        """The reads begin now (``elapsed`` counts from here)."""
+        self._started = time.monotonic()
+
+    def split_done(self, index: int) -> None:
+        """Split ``index`` was read to its end."""
+        self.splits_done += 1
+        self.done_splits.add(index)
+        self._report()
+
+    def take(self, batch: ColumnBatch) -> bool:
+        """Whether ``batch`` is handed out (an empty one is kept for :meth:`last`)."""
+        if len(batch) == 0:
+            if self._empty is None:
+                self._empty = batch
+            return False
+        self.rows += len(batch)
+        self._delivered = True
+        self._report()
+        return True
+
+    def last(self) -> ColumnBatch | None:
+        """At the end of the scan: the empty batch, once, when no row was handed out."""
+        if self._delivered or self._empty is None:
+            return None
+        self._delivered = True
+        return self._empty
+
+    def waiting(self) -> None:
+        """Nothing arrived for a while: reports what the reads wait for, if anything."""
+        if self._watch.waiting_text():
+            self._report()
+
+    def _report(self) -> None:
+        if self._progress is not None:
+            self._progress(ScanProgress(self.rows, self.splits_done, self._splits_total,
+                                        self._estimated_rows,
+                                        time.monotonic() - self._started,
+                                        self._watch.waiting_text()))
+
+
+class ParquetSink:
+    """Writes the batches of a scan to Parquet as they come (see :meth:`TableScan.to_parquet`
+    for the files): :meth:`write` each batch, then :meth:`finish`; :meth:`abort` closes
+    and removes what is unfinished (nothing after :meth:`finish`)."""
+
+    def __init__(self, path: str | os.PathLike[str], options: dict[str, Any]) -> None:
+        import pyarrow
+        import pyarrow.parquet as pq
+
+        self._pyarrow: Any = pyarrow
+        self._pq: Any = pq
+        self._options = options
+        self._target = os.fspath(path)
+        self._per_split = self._target.endswith(os.sep) or os.path.isdir(self._target)
+        self._written: list[str] = []
+        self._writers: dict[int, tuple[Any, str, str]] = {}
+        self._single: tuple[Any, str, str] | None = None
+        if self._per_split:
+            os.makedirs(self._target, exist_ok=True)
+
+    def write(self, index: int, batch: ColumnBatch, done_splits: set[int]) -> None:
+        """Writes ``batch`` of split ``index``; the files of the splits in ``done_splits``
+        are complete and renamed into place."""
+        record = self._pyarrow.record_batch(batch)
+        if self._per_split:
+            if index not in self._writers:
+                final = os.path.join(self._target, f"split-{index:05d}.parquet")
+                temp = final + ".tmp"
+                self._writers[index] = (self._pq.ParquetWriter(temp, record.schema,
+                                                               **self._options), temp, final)
+            self._writers[index][0].write_batch(record)
+            for done in [i for i in self._writers if i in done_splits]:
+                writer, temp, final = self._writers.pop(done)
+                writer.close()
+                os.replace(temp, final)
+                self._written.append(final)
+            return
+        if self._single is None:
+            temp = f"{self._target}.tmp"
+            self._single = (self._pq.ParquetWriter(temp, record.schema, **self._options), temp,
+                            self._target)
+        if record.schema != self._single[0].schema:
+            record = record.cast(self._single[0].schema)
+        self._single[0].write_batch(record)
+
+    def finish(self) -> list[str]:
+        """Closes every file, renames it into place and returns the files written."""
+        for writer, temp, final in self._open():
+            writer.close()
+            os.replace(temp, final)
+            self._written.append(final)
+        self._writers.clear()
+        self._single = None
+        return sorted(self._written)
+
+    def abort(self) -> None:
+        """Closes and removes the files not finished."""
+        for writer, temp, _ in self._open():
+            writer.close()
+            if os.path.exists(temp):
+                os.remove(temp)
+        self._writers.clear()
+        self._single = None
+
+    def _open(self) -> list[tuple[Any, str, str]]:
+        return [*self._writers.values(), *([self._single] if self._single else [])]
+
+
 class TableScan:
     """The rows of a table as a one-shot stream of :class:`~cqlcodec.ColumnBatch` es
     (see :func:`scan_table`), like :class:`~cqlcodec.driver.ColumnPages`.
@@ -339,27 +504,19 @@ class TableScan:
         self._consistency_level = consistency_level
         self._retries = retries
         self._retry_timeout = retry_timeout
-        self._progress = progress
-        self._watch = host_watch(session)
         self._queue: queue.Queue[tuple[int, object]] = queue.Queue(maxsize=2 * self._concurrency)
         self._stop = threading.Event()
         self._next_split = 0
         self._lock = threading.Lock()
         self._workers: list[threading.Thread] = []
         self._running = 0
-        self._started = 0.0
-        self._rows = 0
-        self._splits_done = 0
+        self._tally = ScanTally(splits, progress, host_watch(session))
         self.readers: dict[int, SplitReader] = {}
-        self._done_splits: set[int] = set()
-        self._empty: ColumnBatch | None = None
-        self._delivered = False
         self._finished = False
-        self._estimated_rows = sum(s.estimated_rows for s in splits)
 
     # ----- workers
     def _start(self) -> None:
-        self._started = time.monotonic()
+        self._tally.start()
         self._running = self._concurrency
         for i in range(self._concurrency):
             worker = threading.Thread(target=self._work, name=f"cqlcodec-scan-{i}", daemon=True)
@@ -415,15 +572,12 @@ class TableScan:
         while True:
             if self._running == 0:
                 self._finished = True
-                if not self._delivered and self._empty is not None:
-                    self._delivered = True
-                    return 0, self._empty
-                return None
+                last = self._tally.last()
+                return None if last is None else (0, last)
             try:
                 index, item = self._queue.get(timeout=1.0)
             except queue.Empty:
-                if self._watch.waiting_text():
-                    self._report()  # nothing arrives: say what the reads wait for
+                self._tally.waiting()  # nothing arrives: say what the reads wait for
                 continue
             if index == -2:
                 self._running -= 1
@@ -434,26 +588,11 @@ class TableScan:
                 assert isinstance(item, BaseException)
                 raise item
             if item is _DONE:
-                self._splits_done += 1
-                self._done_splits.add(index)
-                self._report()
+                self._tally.split_done(index)
                 continue
             assert isinstance(item, ColumnBatch)
-            if len(item) == 0:
-                if self._empty is None:
-                    self._empty = item
-                continue
-            self._rows += len(item)
-            self._delivered = True
-            self._report()
-            return index, item
-
-    def _report(self) -> None:
-        if self._progress is not None:
-            self._progress(ScanProgress(self._rows, self._splits_done, len(self.splits),
-                                        self._estimated_rows,
-                                        time.monotonic() - self._started,
-                                        self._watch.waiting_text()))
+            if self._tally.take(item):
+                return index, item
 
     def __iter__(self) -> Iterator[ColumnBatch]:
         return self
@@ -467,12 +606,12 @@ class TableScan:
     @property
     def rows_fetched(self) -> int:
         """How many rows have been given out so far."""
-        return self._rows
+        return self._tally.rows
 
     @property
     def splits_done(self) -> int:
         """How many splits have been read to their end so far."""
-        return self._splits_done
+        return self._tally.splits_done
 
     def close(self) -> None:
         """Stop reading (the workers end after their current page); idempotent."""
@@ -514,14 +653,7 @@ class TableScan:
 
     def to_polars(self) -> Any:
         """Every row as one polars DataFrame (pages concatenated without copying)."""
-        import polars
-
-        frames: list[Any] = []
-        for batch in self:  # a local list, not a comprehension's: see arrow_table_of
-            frames.append(batch.to_polars())
-        if len(frames) == 1:
-            return frames[0]
-        return polars.concat(frames, how="vertical_relaxed", rechunk=False)
+        return polars_frame_of(list(self))
 
     def to_parquet(self, path: str | os.PathLike[str], **options: Any) -> list[str]:
         """Write every row to Parquet while reading and return the files written.
@@ -533,55 +665,56 @@ class TableScan:
         go to ``pyarrow.parquet.ParquetWriter`` (``compression="zstd"``, ...). Memory
         holds the pages in flight, never the table.
         """
-        import pyarrow
-        import pyarrow.parquet as pq
-
-        target = os.fspath(path)
-        per_split = target.endswith(os.sep) or os.path.isdir(target)
-        written: list[str] = []
-        writers: dict[int, tuple[Any, str, str]] = {}
-        single: tuple[Any, str, str] | None = None
+        sink = ParquetSink(path, options)
         try:
-            if per_split:
-                os.makedirs(target, exist_ok=True)
             while True:
                 item = self._next_item()
                 if item is None:
-                    break
-                index, batch = item
-                record = pyarrow.record_batch(batch)
-                if per_split:
-                    if index not in writers:
-                        final = os.path.join(target, f"split-{index:05d}.parquet")
-                        temp = final + ".tmp"
-                        writers[index] = (pq.ParquetWriter(temp, record.schema, **options), temp, final)
-                    writers[index][0].write_batch(record)
-                    for done in [i for i in writers if i in self._done_splits]:
-                        writer, temp, final = writers.pop(done)
-                        writer.close()
-                        os.replace(temp, final)
-                        written.append(final)
-                else:
-                    if single is None:
-                        temp = f"{target}.tmp"
-                        single = (pq.ParquetWriter(temp, record.schema, **options), temp, target)
-                    if record.schema != single[0].schema:
-                        record = record.cast(single[0].schema)
-                    single[0].write_batch(record)
-            for writer, temp, final in [*writers.values(), *([single] if single else [])]:
-                writer.close()
-                os.replace(temp, final)
-                written.append(final)
-            writers.clear()
-            single = None
+                    return sink.finish()
+                sink.write(item[0], item[1], self._tally.done_splits)
         finally:
             self.close()
-            for writer, temp, _ in [*writers.values(), *([single] if single else [])]:
-                writer.close()
-                if os.path.exists(temp):
-                    os.remove(temp)
-        return sorted(written)
+            sink.abort()
 
+
+def polars_frame_of(batches: list[ColumnBatch]) -> Any:
+    """The batches of a scan as one polars DataFrame (concatenated without copying)."""
+    import polars
+
+    frames = [batch.to_polars() for batch in batches]
+    if len(frames) == 1:
+        return frames[0]
+    return polars.concat(frames, how="vertical_relaxed", rechunk=False)
+
+
+def check_scan_options(fetch_size: int, retry_timeout: float | None, retries: int | None,
+                       concurrency: int | None) -> float:
+    """The ``retry_timeout`` to use (120 s for ``None``); ``ValueError`` for a
+    ``fetch_size`` or ``concurrency`` below 1, or a negative ``retry_timeout`` or
+    ``retries``."""
+    if fetch_size < 1:
+        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
+    if concurrency is not None and concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    return _retry_options(retry_timeout, retries)
+
+
+def plan_scan(session: Session, table: str, columns: Sequence[str] | None, where: str | None,
+              splits: int | Sequence[TokenSplit] | None,
+              concurrency: int | None) -> tuple[_SplitQuery, list[TokenSplit], int]:
+    """The checked query, the splits and the concurrency of a scan (see :func:`scan_table`):
+    reads the driver's metadata, prepares the query and may ask the server for its size
+    estimates, so it blocks."""
+    query = _SplitQuery(session, table, columns, where)
+    if splits is None or isinstance(splits, int):
+        planned = plan_splits(session, str(query.table), splits)
+    else:
+        planned = sorted(splits, key=lambda s: s.start)
+        check_coverage(planned, whole_ring=False)
+    if concurrency is None:
+        nodes = [h for h in session.cluster.metadata.all_hosts() if h.is_up is not False]
+        concurrency = 4 * max(1, len(nodes))
+    return query, planned, concurrency
 
 
 def scan_table(session: Session, table: str, columns: Sequence[str] | None = None, *,
@@ -605,19 +738,7 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
     consumer's thread. The table, the columns and the query are checked here
     (:class:`ScanError`) before anything is read.
     """
-    if fetch_size < 1:
-        raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
-    timeout = _retry_options(retry_timeout, retries)
-    if concurrency is not None and concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    query = _SplitQuery(session, table, columns, where)
-    if splits is None or isinstance(splits, int):
-        planned = plan_splits(session, str(query.table), splits)
-    else:
-        planned = sorted(splits, key=lambda s: s.start)
-        check_coverage(planned, whole_ring=False)
-    if concurrency is None:
-        nodes = [h for h in session.cluster.metadata.all_hosts() if h.is_up is not False]
-        concurrency = 4 * max(1, len(nodes))
-    return TableScan(session, query, planned, concurrency, fetch_size, consistency_level,
+    timeout = check_scan_options(fetch_size, retry_timeout, retries, concurrency)
+    query, planned, threads = plan_scan(session, table, columns, where, splits, concurrency)
+    return TableScan(session, query, planned, threads, fetch_size, consistency_level,
                      retries, progress, timeout)

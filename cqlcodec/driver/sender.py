@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Generator, Sequence
+from typing import Any, TypeVar
 
 from cassandra.cluster import _NOT_SET, Session
 from cassandra.protocol import BatchMessage
 from cassandra.query import BatchStatement, Statement
 
-__all__ = ["EncodedBatch", "send_all"]
+__all__ = ["EncodedBatch", "Outcomes", "Sends", "run_steps", "send_all", "start_request"]
 
 
 class EncodedBatch(BatchStatement):
@@ -50,7 +50,9 @@ class _EncodedBatchMessage(BatchMessage):
         f.write(tail.getvalue()[3:])
 
 
-def _start(session: Session, statement: Statement, execution_profile: object) -> Any:
+def start_request(session: Session, statement: Statement, execution_profile: object) -> Any:
+    """Send ``statement`` (an :class:`EncodedBatch` as its encoded statements) through the
+    session and return its ``ResponseFuture``."""
     future = session._create_response_future(statement, None, False, {}, _NOT_SET,
                                              execution_profile)
     if isinstance(statement, EncodedBatch):
@@ -65,12 +67,44 @@ def _start(session: Session, statement: Statement, execution_profile: object) ->
     return future
 
 
+Outcomes = list[tuple[bool, object]]
+R = TypeVar("R")
+
+
+class Sends:
+    """What a writing generator (:func:`cqlcodec.driver.columns.insert_steps`) asks its
+    driver to do: send ``statements``, at most ``concurrency`` in flight, and give back
+    their :data:`Outcomes`. The synchronous API drives the steps with :func:`run_steps`,
+    ``cqlcodec.aio`` with the loop's own sender."""
+
+    __slots__ = ("statements", "concurrency", "execution_profile")
+
+    def __init__(self, statements: list[Statement], concurrency: int,
+                 execution_profile: object) -> None:
+        self.statements = statements
+        self.concurrency = concurrency
+        self.execution_profile = execution_profile
+
+
+def run_steps(session: Session, steps: Generator[Sends, Outcomes, R]) -> R:
+    """Drives ``steps`` to its end, sending what it asks with :func:`send_all`, and
+    returns what it returns."""
+    try:
+        sends = next(steps)
+        while True:
+            sends = steps.send(send_all(session, sends.statements, sends.concurrency,
+                                        sends.execution_profile))
+    except StopIteration as stop:
+        result: R = stop.value
+        return result
+
+
 def send_all(session: Session, statements: Sequence[Statement], concurrency: int,
-             execution_profile: object) -> list[tuple[bool, object]]:
+             execution_profile: object) -> Outcomes:
     """Send every statement, at most ``concurrency`` in flight, and return one
     ``(success, result or exception)`` per statement, in order (as the driver's
     ``execute_concurrent`` with ``raise_on_first_error=False``)."""
-    outcomes: list[tuple[bool, object]] = [(False, None)] * len(statements)
+    outcomes: Outcomes = [(False, None)] * len(statements)
     slots = threading.Semaphore(concurrency)
     finished = threading.Condition()
     pending = [len(statements)]
@@ -86,7 +120,7 @@ def send_all(session: Session, statements: Sequence[Statement], concurrency: int
     for index, statement in enumerate(statements):
         slots.acquire()
         try:
-            future = _start(session, statement, execution_profile)
+            future = start_request(session, statement, execution_profile)
         except Exception as exc:  # noqa: BLE001 - a request that cannot start fails alone
             done(index, False, exc)
             continue

@@ -76,6 +76,7 @@ class ResponseFuture:
     def add_callbacks(self, callback: Callable[..., Any], errback: Callable[..., Any],
                       callback_args: tuple[Any, ...] = (), callback_kwargs: dict[str, Any] | None = None,
                       errback_args: tuple[Any, ...] = (), errback_kwargs: dict[str, Any] | None = None) -> None: ...
+    def clear_callbacks(self) -> None: ...
 
 _NOT_SET: object
 

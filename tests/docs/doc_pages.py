@@ -19,6 +19,7 @@ DOCS = ROOT / "docs"
 PUBLIC_MODULES: dict[str, str] = {
     "cqlcodec": "cqlcodec.md",
     "cqlcodec.driver": "driver.md",
+    "cqlcodec.aio": "aio.md",
     "cqlcodec.errors": "errors.md",
     "cqlcodec.kinds": "kinds.md",
     "cqlcodec.dask": "dask.md",

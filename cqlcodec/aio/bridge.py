@@ -1,0 +1,117 @@
+"""The driver's ``ResponseFuture`` as something a coroutine awaits.
+
+The driver completes a request on its IO thread and calls the future's callbacks
+there. :func:`response_of` registers a callback that hands the outcome to the running
+loop with ``loop.call_soon_threadsafe``; the coroutine waits on an ``asyncio.Future``,
+so no thread ever blocks for a request. The callbacks are removed again when the
+awaiting coroutine returns or is cancelled, so a cancelled wait leaves nothing
+referring to it behind (the request itself runs out on the server; its answer is
+dropped). Pages of a paged query are awaited one by one on the same future: the
+callbacks are registered again for every page.
+
+Decoding a page runs on the loop when its body is small and in a small thread pool
+(:data:`DECODE_OFF_LOOP_BYTES`) when it is large: see :func:`decode_page`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, TypeVar
+
+from cassandra.cluster import ResponseFuture
+
+from cqlcodec.columnar.batch import ColumnBatch
+from cqlcodec.driver.columns import RawPage, page_of_rows
+
+__all__ = ["DECODE_OFF_LOOP_BYTES", "decode_page", "off_loop", "on_loop", "raw_page_of",
+           "response_of"]
+
+T = TypeVar("T")
+
+# A page body at least this large is decoded in the decode pool rather than on the
+# loop (about 1-2 ms of decoding on the compiled build: see docs/guide/asyncio.md).
+DECODE_OFF_LOOP_BYTES: Final = 64 * 1024
+_POOL_THREADS: Final = 2
+
+
+def _settle(waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if waiter.done():  # cancelled meanwhile: the answer is dropped
+        return
+    if ok:
+        waiter.set_result(value)
+    else:
+        waiter.set_exception(value)
+
+
+def on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], *args: Any) -> None:
+    """Schedules ``fn(*args)`` on ``loop`` from the driver's IO thread (or from the loop's
+    own thread, when a driver callback runs at once); nothing when the loop is closed."""
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # the loop was closed: nobody waits any more
+        pass
+
+
+def _hand_over(loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], ok: bool,
+               value: Any) -> None:
+    on_loop(loop, _settle, waiter, ok, value)
+
+
+def _on_result(value: Any, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any]) -> None:
+    _hand_over(loop, waiter, True, value)
+
+
+def _on_error(error: BaseException, loop: asyncio.AbstractEventLoop,
+              waiter: asyncio.Future[Any]) -> None:
+    _hand_over(loop, waiter, False, error)
+
+
+async def response_of(future: ResponseFuture) -> Any:
+    """What the future's current request (or page) brings: the rows the driver made of it
+    (the session's row factory), or its error raised, the driver's own exception. Call it
+    once per page, after ``start_fetching_next_page`` for the pages after the first."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[Any] = loop.create_future()
+    future.clear_callbacks()
+    future.add_callbacks(_on_result, _on_error, callback_args=(loop, waiter),
+                         errback_args=(loop, waiter))
+    try:
+        return await waiter
+    finally:
+        future.clear_callbacks()
+
+
+async def raw_page_of(future: ResponseFuture) -> RawPage:
+    """The :class:`RawPage` a columnar request (``send_columnar``) brings, once it is there."""
+    return page_of_rows(await response_of(future))
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock: Final = threading.Lock()
+
+
+def _decode_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_POOL_THREADS, thread_name_prefix="cqlcodec-aio")
+        return _pool
+
+
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in cqlcodec's small thread pool (two threads, shared by every loop),
+    for work that would hold the loop too long: large pages, binding a chunk of rows,
+    opening files, the blocking parts of the driver's metadata calls."""
+    return await asyncio.get_running_loop().run_in_executor(_decode_pool(), fn, *args)
+
+
+async def decode_page(page: RawPage, keep_rows: int | None = None) -> ColumnBatch:
+    """``page.decode(keep_rows)``: on the loop for a small body (a thread hop would cost
+    more than the decode), in the pool for a body of :data:`DECODE_OFF_LOOP_BYTES` or
+    more, so that a large page never holds the loop for the whole decode."""
+    if len(page.body) < DECODE_OFF_LOOP_BYTES:
+        return page.decode(keep_rows)
+    return await off_loop(page.decode, keep_rows)

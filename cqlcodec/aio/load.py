@@ -1,0 +1,136 @@
+"""Columnar writes from a coroutine: :func:`insert_columns` and :func:`load_table`.
+
+They drive the very generators the synchronous calls run
+(:func:`cqlcodec.driver.columns.insert_steps`, :func:`cqlcodec.driver.load.load_steps`):
+each step between two sends (reading a chunk of a file, binding and batching its rows)
+runs in cqlcodec's small thread pool, off the loop, and the statements each step asks
+for are sent from the loop through the driver's callbacks, at most ``concurrency`` in
+flight, without a thread per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, Session
+from cassandra.query import PreparedStatement
+
+from cqlcodec.aio.bridge import off_loop, on_loop
+from cqlcodec.driver.columns import InsertResult, insert_steps
+from cqlcodec.driver.load import LoadProgress, load_steps
+from cqlcodec.driver.sender import Outcomes, Sends, start_request
+
+__all__ = ["insert_columns", "load_table", "send_all"]
+
+R = TypeVar("R")
+
+
+async def send_all(session: Session, sends: Sends) -> Outcomes:
+    """Sends ``sends.statements`` from the running loop, at most ``sends.concurrency`` in
+    flight, and returns one ``(success, result or exception)`` per statement, in order
+    (as :func:`cqlcodec.driver.sender.send_all`). Cancelled, it stops sending and drops
+    the answers of the statements in flight."""
+    loop = asyncio.get_running_loop()
+    statements = sends.statements
+    outcomes: Outcomes = [(False, None)] * len(statements)
+    slots = asyncio.Semaphore(sends.concurrency)
+    finished: asyncio.Future[None] = loop.create_future()
+    in_flight: dict[int, ResponseFuture] = {}
+    left = [len(statements)]
+
+    def settle(index: int, ok: bool, outcome: object) -> None:
+        outcomes[index] = (ok, outcome)
+        in_flight.pop(index, None)
+        slots.release()
+        left[0] -= 1
+        if left[0] == 0 and not finished.done():
+            finished.set_result(None)
+
+    try:
+        for index, statement in enumerate(statements):
+            await slots.acquire()
+            try:
+                future = start_request(session, statement, sends.execution_profile)
+            except Exception as exc:  # noqa: BLE001 - a request that cannot start fails alone
+                settle(index, False, exc)
+                continue
+            in_flight[index] = future
+            future.add_callbacks(_succeeded, _failed, callback_args=(loop, settle, index),
+                                 errback_args=(loop, settle, index))
+        if left[0]:
+            await finished
+    finally:
+        for future in in_flight.values():
+            future.clear_callbacks()
+    return outcomes
+
+
+def _succeeded(result: object, loop: asyncio.AbstractEventLoop,
+               settle: Callable[[int, bool, object], None], index: int) -> None:
+    on_loop(loop, settle, index, True, result)
+
+
+def _failed(error: BaseException, loop: asyncio.AbstractEventLoop,
+            settle: Callable[[int, bool, object], None], index: int) -> None:
+    on_loop(loop, settle, index, False, error)
+
+
+def _advance(steps: Generator[Sends, Outcomes, R],
+             outcomes: Outcomes | None) -> tuple[Sends | None, Any]:
+    """The next step's sends, or ``(None, what it returned)`` when the generator has ended."""
+    try:
+        return (next(steps) if outcomes is None else steps.send(outcomes)), None
+    except StopIteration as stop:
+        return None, stop.value
+
+
+async def run_steps(session: Session, steps: Generator[Sends, Outcomes, R]) -> R:
+    """Drives ``steps`` to its end: each step off the loop, its sends from the loop."""
+    outcomes: Outcomes | None = None
+    while True:
+        sends, result = await off_loop(_advance, steps, outcomes)
+        if sends is None:
+            returned: R = result
+            return returned
+        try:
+            outcomes = await send_all(session, sends)
+        except BaseException:
+            steps.close()
+            raise
+
+
+async def insert_columns(session: Session, prepared_statement: PreparedStatement,
+                         columns: object, *, concurrency: int = 64,
+                         batch_by_partition: bool = False, batch_by_replica: bool = False,
+                         batch_bytes: int = 5 * 1024, chunk_rows: int = 4096,
+                         raise_on_error: bool = True,
+                         execution_profile: object = EXEC_PROFILE_DEFAULT) -> InsertResult:
+    """:func:`cqlcodec.driver.insert_columns` awaited: the same arguments, result and
+    errors (:class:`~cqlcodec.driver.InsertError`, :class:`cqlcodec.BindError`); rows are
+    bound off the loop and sent from it."""
+    return await run_steps(session, insert_steps(
+        session, prepared_statement, columns, concurrency=concurrency,
+        batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
+        batch_bytes=batch_bytes, chunk_rows=chunk_rows, raise_on_error=raise_on_error,
+        execution_profile=execution_profile))
+
+
+async def load_table(session: Session, table: str, source: object, *,
+                     columns: Sequence[str] | None = None,
+                     rename: Mapping[str, str] | None = None,
+                     chunk_rows: int = 20_000, batch_by_replica: bool = True,
+                     batch_bytes: int = 40_000, concurrency: int = 16,
+                     consistency_level: int | None = None, retries: int | None = None,
+                     retry_timeout: float | None = None, raise_on_error: bool = True,
+                     progress: Callable[[LoadProgress], None] | None = None) -> InsertResult:
+    """:func:`cqlcodec.driver.load_table` awaited: the same arguments, result and errors
+    (:class:`~cqlcodec.driver.LoadError`, :class:`~cqlcodec.driver.InsertError`). Files
+    are read and rows bound off the loop (``progress`` is called there, in cqlcodec's
+    thread pool); the statements are sent from the loop."""
+    return await run_steps(session, load_steps(
+        session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
+        batch_by_replica=batch_by_replica, batch_bytes=batch_bytes, concurrency=concurrency,
+        consistency_level=consistency_level, retries=retries, retry_timeout=retry_timeout,
+        raise_on_error=raise_on_error, progress=progress))
