@@ -48,7 +48,8 @@ class _SplitTasks:
 
     def __init__(self, session: Session, query: _SplitQuery, splits: list[TokenSplit],
                  concurrency: int, fetch_size: int, consistency_level: int | None,
-                 retries: int | None, retry_timeout: float) -> None:
+                 retries: int | None, retry_timeout: float,
+                 waiting: Callable[[], None]) -> None:
         self.session = session
         self.query = query
         self.splits = splits
@@ -57,6 +58,7 @@ class _SplitTasks:
         self.consistency_level = consistency_level
         self.retries = retries
         self.retry_timeout = retry_timeout
+        self.waiting = waiting
         self.queue: asyncio.Queue[tuple[int, object]] = asyncio.Queue(maxsize=2 * self.count)
         self.readers: dict[int, SplitCursor] = {}
         self.next_split = 0
@@ -94,7 +96,11 @@ class _SplitTasks:
                             return
                         page = await raw_page_of(future)
                 except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
-                    await asyncio.sleep(cursor.failed(exc))
+                    delay = cursor.failed(exc)
+                    while delay > 0:  # says what it waits for about once a second
+                        self.waiting()
+                        await asyncio.sleep(min(1.0, delay))
+                        delay -= 1.0
         finally:
             cursor.done()
 
@@ -159,7 +165,8 @@ class AsyncTableScan:
         self._tally = ScanTally(planned, self._progress, host_watch(session))
         fetch_size, consistency_level, retries, retry_timeout = self._read_options
         self._tasks = _SplitTasks(session, query, planned, count, fetch_size,
-                                  consistency_level, retries, retry_timeout)
+                                  consistency_level, retries, retry_timeout,
+                                  self._tally.waiting)
         self._running = self._tasks.count
         return self._tasks
 
@@ -175,11 +182,7 @@ class AsyncTableScan:
                     self._finished = True
                     last = tally.last()
                     return None if last is None else (0, last)
-                try:
-                    index, item = await asyncio.wait_for(tasks.queue.get(), 1.0)
-                except asyncio.TimeoutError:
-                    tally.waiting()  # nothing arrives: say what the reads wait for
-                    continue
+                index, item = await tasks.queue.get()
                 if index == _ENDED:
                     self._running -= 1
                     continue
