@@ -26,7 +26,9 @@ from cqlcodec.cli import exits
 from cqlcodec.cli.connect import ConnectError, add_connection_options, open_session
 from cqlcodec.cli.progress import Progress, summary
 from cqlcodec.cli.unload_files import (
+    COMPRESSIONS,
     FORMATS,
+    TEXT_FORMATS,
     Manifest,
     ManifestError,
     remove_temporaries,
@@ -56,7 +58,8 @@ def add_commands(sub: Any) -> None:
                        epilog=exits.DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("table", metavar="KEYSPACE.TABLE")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="output directory; - writes csv or jsonl to stdout")
     p.add_argument("--format", choices=sorted(FORMATS), default="parquet",
                    help="file format (default parquet)")
     p.add_argument("--columns", metavar="A,B", help="only these columns (default all)")
@@ -65,6 +68,16 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue an unload into DIR that was stopped: write only the splits "
                         "its manifest does not list")
+    p.add_argument("--compress", choices=sorted(COMPRESSIONS),
+                   help="compress csv or jsonl output (files get .gz or .zst)")
+    p.add_argument("--parquet-compression", metavar="CODEC",
+                   choices=["none", "snappy", "gzip", "brotli", "lz4", "zstd"],
+                   help="the Parquet files' codec (default snappy)")
+    p.add_argument("--writetime", action="store_true",
+                   help="add a column writetime(c) (microseconds) per regular column c")
+    p.add_argument("--ttl", action="store_true",
+                   help="add a column ttl(c) (seconds left, empty without TTL) per regular "
+                        "column c")
     _scan_options(p)
     p.set_defaults(run=cmd_unload)
 
@@ -74,7 +87,10 @@ def add_commands(sub: Any) -> None:
                        epilog=exits.DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("table", metavar="KEYSPACE.TABLE")
-    p.add_argument("sources", nargs="+", metavar="FILE_OR_DIR")
+    p.add_argument("sources", nargs="+", metavar="FILE_OR_DIR",
+                   help="files or directories; - reads stdin (with --format)")
+    p.add_argument("--format", choices=["csv", "jsonl"],
+                   help="the format of stdin (files are known by their names)")
     p.add_argument("--columns", metavar="A,B", help="only these source columns (default all)")
     p.add_argument("--chunk-rows", type=_positive, default=20_000, metavar="N",
                    help="rows read, checked and sent at a time (default 20000)")
@@ -86,6 +102,9 @@ def add_commands(sub: Any) -> None:
                    help="requests (batches) in flight (default 16)")
     p.add_argument("--retries", type=int, default=3, metavar="N",
                    help="times rows that timed out are sent again (default 3)")
+    p.add_argument("--ignore-writetime", action="store_true",
+                   help="leave out the source's writetime(c)/ttl(c) columns: cells get the "
+                        "time of the load and no TTL")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
     add_connection_options(p)
     p.set_defaults(run=cmd_load, error_status=exits.BAD_INPUT)
@@ -172,14 +191,24 @@ def cmd_unload(args: argparse.Namespace) -> int:
 
     columns = _columns(args.columns)
     out = args.output
+    if args.compress and args.format not in TEXT_FORMATS:
+        raise TableCommandError("--compress is for csv and jsonl (Parquet: "
+                                "--parquet-compression)", exits.USAGE)
+    if out == "-":
+        if args.format not in TEXT_FORMATS:
+            raise TableCommandError("-o - (stdout) writes csv or jsonl only", exits.USAGE)
+        return _unload_to_stdout(args, columns)
     if os.path.exists(out) and not os.path.isdir(out):
         raise TableCommandError(f"{out} is not a directory", exits.BAD_INPUT)
     cluster, session = _connect(args)
     try:
         ref = table_ref(session, args.table)
         table = str(ref)
-        table_schema_batch(session, table, columns)  # unknown columns fail before any file
+        # unknown columns fail before any file
+        table_schema_batch(session, table, columns, writetime=args.writetime, ttl=args.ttl)
         header = {"table": table, "columns": columns, "where": args.where, "format": args.format}
+        if args.writetime or args.ttl:
+            header.update(writetime=args.writetime, ttl=args.ttl)
         os.makedirs(out, exist_ok=True)
         try:
             manifest = Manifest.load(out)
@@ -216,9 +245,12 @@ def cmd_unload(args: argparse.Namespace) -> int:
         def unload_split(index: int) -> None:
             batches = read_split(session, table, splits[index], columns, where=args.where,
                                  fetch_size=args.fetch_size, consistency_level=cl,
-                                 retries=args.retries)
-            name = split_file_name(index, args.format)
-            rows = write_split(iter(batches), out, name, args.format, progress.add_rows)
+                                 retries=args.retries, writetime=args.writetime,
+                                 ttl=args.ttl)
+            name = split_file_name(index, args.format, args.compress)
+            rows = write_split(iter(batches), out, name, args.format, progress.add_rows,
+                               compress=args.compress,
+                               parquet_compression=args.parquet_compression)
             manifest.finished(index, name if rows else None, rows)
             progress.unit_done()
 
@@ -237,6 +269,36 @@ def cmd_unload(args: argparse.Namespace) -> int:
         files = sum(1 for d in manifest.done.values() if d["file"])
         _say(args, summary("unloaded", done_now, progress.elapsed,
                            f"{progress.rows:,} rows in {files} files in {out}"))
+        return exits.OK
+    finally:
+        cluster.shutdown()
+
+
+def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> int:
+    """``unload -o -``: every split's rows, as they arrive, to stdout (csv or jsonl)."""
+    import pyarrow as pa
+
+    from cqlcodec.cli.unload_files import open_output, write_csv_stream, write_jsonl
+    from cqlcodec.driver import ScanError, scan_table
+
+    cluster, session = _connect(args)
+    try:
+        progress = Progress("unloaded", "splits", 0, 0, _show_progress(args))
+        try:
+            scan = scan_table(session, args.table, columns, where=args.where,
+                              splits=args.splits, concurrency=args.concurrency,
+                              fetch_size=args.fetch_size, consistency_level=_consistency(args),
+                              retries=args.retries, writetime=args.writetime, ttl=args.ttl)
+            with scan, open_output(pa, sys.stdout.buffer, args.compress) as sink:
+                if args.format == "jsonl":
+                    rows = write_jsonl(iter(scan), sink, progress.add_rows)
+                else:
+                    rows = write_csv_stream(pa, iter(scan), sink, progress.add_rows)
+            sys.stdout.flush()
+        except ScanError as exc:
+            raise TableCommandError(str(exc), exits.FAILED) from None
+        progress.finish()
+        _say(args, summary("unloaded", rows, progress.elapsed, "to stdout"))
         return exits.OK
     finally:
         cluster.shutdown()
@@ -291,9 +353,10 @@ def cmd_load(args: argparse.Namespace) -> int:
     from cqlcodec.driver.sources import source_parts
 
     columns = _columns(args.columns)
-    parts = source_parts(list(args.sources))  # bad paths fail before connecting
+    parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
     cluster, session = _connect(args)
     try:
+        _warn_counter_rows(session, args)
         progress = Progress("loaded", "files", len(parts), 0, _show_progress(args))
 
         def report(p: LoadProgress) -> None:
@@ -308,7 +371,9 @@ def cmd_load(args: argparse.Namespace) -> int:
                             chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
                             batch_bytes=args.batch_bytes, concurrency=args.concurrency,
                             consistency_level=_consistency(args), retries=args.retries,
-                            raise_on_error=False, progress=report)
+                            raise_on_error=False, progress=report,
+                            ignore_writetime=args.ignore_writetime,
+                            stdin_format=args.format)
         progress.finish()
         detail = f"{result.requests:,} requests"
         if result.failures:
@@ -321,6 +386,23 @@ def cmd_load(args: argparse.Namespace) -> int:
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _warn_counter_rows(session: Any, args: argparse.Namespace) -> None:
+    """A warning on stderr when the target is a counter table that has rows already:
+    the load adds to them."""
+    from cqlcodec.driver.load import resolve_table
+    from cqlcodec.driver.scan import protect_name
+
+    meta = resolve_table(session, args.table)
+    if not any(str(c.cql_type) == "counter" for c in meta.columns.values()):
+        return
+    cql = (f"SELECT * FROM {protect_name(meta.keyspace_name)}.{protect_name(meta.name)} "
+           "LIMIT 1")
+    if session.execute(cql).one() is not None:
+        sys.stderr.write(f"cqlcodec: warning: {args.table} is a counter table that has rows "
+                         "already: the load adds the file's counts to them\n")
+        sys.stderr.flush()
 
 
 # --------------------------------------------------------------------------- count

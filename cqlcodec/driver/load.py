@@ -23,6 +23,13 @@ from cassandra import OperationTimedOut, Unavailable, WriteTimeout
 from cassandra.cluster import NoHostAvailable, Session
 from cassandra.query import PreparedStatement
 
+from cqlcodec.driver.cell_times import (
+    TimedColumns,
+    take_rows,
+    time_column_types,
+    time_columns,
+    write_timed_chunk,
+)
 from cqlcodec.driver.columns import InsertError, InsertFailure, InsertResult, insert_columns
 from cqlcodec.driver.sources import (
     LoadError,
@@ -80,7 +87,9 @@ def load_table(session: Session, table: str, source: object, *,
                batch_bytes: int = 40_000, concurrency: int = 16,
                consistency_level: int | None = None, retries: int = 3,
                raise_on_error: bool = True,
-               progress: Callable[[LoadProgress], None] | None = None) -> InsertResult:
+               progress: Callable[[LoadProgress], None] | None = None,
+               ignore_writetime: bool = False,
+               stdin_format: str | None = None) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -109,6 +118,18 @@ def load_table(session: Session, table: str, source: object, *,
     tables are not retried); what still fails is in ``failures`` and, with
     ``raise_on_error``, raises :class:`InsertError` at the end. ``progress`` is called
     after every chunk with a :class:`LoadProgress`.
+
+    Source columns named ``writetime(c)`` and ``ttl(c)`` (what ``scan_table(...,
+    writetime=True, ttl=True)`` and ``unload --writetime --ttl`` write) are the write
+    time and TTL of column ``c``: each cell is written with its own, one statement per
+    (write time, TTL) group of a row's cells, ``USING TIMESTAMP ? AND TTL ?``, still
+    batched by replica (see :mod:`cqlcodec.driver.cell_times`).
+    ``ignore_writetime=True`` leaves those columns out (the server's times of now).
+    JSON lines files (``.jsonl``, see :mod:`cqlcodec.driver.json_values`) and
+    compressed CSV or JSON lines (``.gz``, ``.zst``) are read too; the source ``"-"``
+    is stdin, in ``stdin_format`` (``csv`` or ``jsonl``).
+    A counter table is written with ``UPDATE ... SET c = c + ?`` batched by
+    partition: loading the same rows twice adds them twice.
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
@@ -119,33 +140,51 @@ def load_table(session: Session, table: str, source: object, *,
     key_columns = [c.name for c in meta.primary_key]
     counter = "counter" in cql_types.values()
     renamed = dict(rename or {})
-    parts = source_parts(source)
+    time_types = time_column_types(session, meta)
+    parts = source_parts(source, stdin_format)
+    json_types = _json_types(session, table_name, renamed, parts)
     for part in parts:  # every file is checked before anything is sent
         names = peek_columns(part)
         if names is not None:
-            _check_columns(_target_names(names, columns, renamed), cql_types, key_columns,
-                           table_name, part.name)
+            targets = _target_names(names, columns, renamed)
+            _check_columns([n for n in targets if n not in time_types], cql_types,
+                           key_columns, table_name, part.name)
     result = InsertResult(0)
     statements: dict[tuple[str, ...], PreparedStatement] = {}
+    timed_statements: dict[Any, PreparedStatement] = {}
     rows_total = _total_rows(parts)
     bytes_total = sum(p.size for p in parts)
     bytes_done = 0
     done_parts = 0
     started = time.monotonic()
     for part in parts:
-        csv_types = {src: cql_types[renamed.get(src, src)] for src in
-                     (peek_columns(part) or []) if renamed.get(src, src) in cql_types}
-        batches = open_source(part, chunk_rows, csv_types)
+        all_types = {**time_types, **cql_types}
+        csv_types = {src: all_types[renamed.get(src, src)] for src in
+                     (peek_columns(part) or []) if renamed.get(src, src) in all_types}
+        batches = open_source(part, chunk_rows, csv_types, json_types)
         while True:
             first_row = result.rows
             try:
                 batch = next(batches, None)
                 if batch is None:
                     break
-                _load_chunk(session, pa, batch, part, first_row, columns, renamed, cql_types,
-                            key_columns, table_name, statements, consistency_level, result,
-                            batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                            concurrency=concurrency, retries=0 if counter else retries)
+                keep = set(columns) if columns is not None else None
+                chosen = [n for n in (list(batch) if isinstance(batch, Mapping)
+                                      else batch.schema.names) if keep is None or n in keep]
+                timed = time_columns([renamed.get(n, n) for n in chosen], meta)
+                if timed and not ignore_writetime:
+                    _load_timed_chunk(session, pa, batch, chosen, renamed, timed, meta,
+                                      table_name, timed_statements, consistency_level,
+                                      result, first_row, batch_by_replica=batch_by_replica,
+                                      batch_bytes=batch_bytes, concurrency=concurrency,
+                                      retries=retries)
+                else:
+                    _load_chunk(session, pa, batch, part, first_row, columns, renamed,
+                                cql_types, key_columns, table_name, statements,
+                                consistency_level, result,
+                                batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
+                                concurrency=concurrency, retries=0 if counter else retries,
+                                dropped=frozenset(time_types))
             except LoadError as exc:
                 if exc.source:
                     raise
@@ -166,6 +205,19 @@ def load_table(session: Session, table: str, source: object, *,
     if result.failures and raise_on_error:
         raise InsertError(result)
     return result
+
+
+def _json_types(session: Session, table_name: str, renamed: Mapping[str, str],
+                parts: list[SourcePart]) -> dict[str, Any]:
+    """The CQL type of every column a JSON lines source may hold, by source name."""
+    if not any(p.kind == "jsonl" for p in parts):
+        return {}
+    from cqlcodec.driver.scan import table_schema_batch
+
+    schema = table_schema_batch(session, _quoted_table(table_name), writetime=True,
+                                ttl=True)
+    source_of = {target: source for source, target in renamed.items()}
+    return {source_of.get(n, n): t for n, t in zip(schema.names, schema.types)}
 
 
 def _total_rows(parts: list[SourcePart]) -> int | None:
@@ -205,27 +257,28 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                 statements: dict[tuple[str, ...], PreparedStatement],
                 consistency_level: int | None, result: InsertResult, *,
                 batch_by_replica: bool, batch_bytes: int, concurrency: int,
-                retries: int) -> None:
+                retries: int, dropped: frozenset[str] = frozenset()) -> None:
     mapping = _as_mapping(pa, batch)
     keep = set(columns) if columns is not None else None
-    chunk = {renamed.get(n, n): c for n, c in mapping.items() if keep is None or n in keep}
+    chunk = {renamed.get(n, n): c for n, c in mapping.items()
+             if (keep is None or n in keep) and renamed.get(n, n) not in dropped}
     _check_columns(list(chunk), cql_types, key_columns, table_name, part.name)
     rows = len(next(iter(chunk.values()))) if chunk else 0
     if rows == 0:
         return
     names = tuple(chunk)
     statement = statements.get(names)
+    counters = [n for n in names if cql_types[n] == "counter"]
     if statement is None:
-        statement = session.prepare(
-            f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
-            f"VALUES ({', '.join('?' * len(names))})")
+        statement = session.prepare(_write_cql(table_name, names, counters, key_columns))
         if consistency_level is not None:
             statement.consistency_level = consistency_level
         statements[names] = statement
     try:
         done = insert_columns(session, statement, chunk, concurrency=concurrency,
-                              batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                              chunk_rows=rows, raise_on_error=False)
+                              batch_by_replica=batch_by_replica and not counters,
+                              batch_by_partition=batch_by_replica and bool(counters),
+                              batch_bytes=batch_bytes, chunk_rows=rows, raise_on_error=False)
     except BindError as exc:
         reason = re.sub(r"^row \d+: ", "", str(exc))
         raise LoadError(reason, source=part.name, column=exc.column,
@@ -246,6 +299,49 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     result.rows += rows
     result.requests += requests
     result.failures.extend([InsertFailure(first_row + f.row, f.error) for f in failures])
+
+
+def _write_cql(table_name: str, names: Sequence[str], counters: Sequence[str],
+               key_columns: Sequence[str]) -> str:
+    """The INSERT of ``names``; for a counter table the UPDATE adding ``counters``."""
+    if not counters:
+        return (f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
+                f"VALUES ({', '.join('?' * len(names))})")
+    sets = ", ".join(f"{_quoted(c)} = {_quoted(c)} + ?" for c in counters)
+    where = " AND ".join(f"{_quoted(k)} = ?" for k in key_columns)
+    return f"UPDATE {_quoted_table(table_name)} SET {sets} WHERE {where}"
+
+
+def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[str],
+                      renamed: Mapping[str, str], timed: TimedColumns, meta: Any,
+                      table_name: str, statements: dict[Any, PreparedStatement],
+                      consistency_level: int | None, result: InsertResult, first_row: int,
+                      *, batch_by_replica: bool, batch_bytes: int, concurrency: int,
+                      retries: int) -> None:
+    """One chunk with its cells' own write times and TTLs; failed rows that timed out
+    are written again (the same cells at the same times: idempotent)."""
+    mapping = dict(batch) if isinstance(batch, Mapping) else \
+        {n: batch.column(i) for i, n in enumerate(batch.schema.names)}
+    chunk = {renamed.get(n, n): mapping[n] for n in chosen}
+    cql_types = {name: str(col.cql_type) for name, col in meta.columns.items()}
+    _check_columns([n for n in chunk if n not in timed.source_names], cql_types,
+                   [c.name for c in meta.primary_key], table_name, "")
+    total = len(next(iter(chunk.values()))) if chunk else 0
+    rows = list(range(total))
+    target = _quoted_table(table_name)
+    failures: list[InsertFailure] = []
+    for attempt in range(retries + 1):
+        part = chunk if attempt == 0 else {n: take_rows(pa, c, rows) for n, c in chunk.items()}
+        done = write_timed_chunk(session, pa, target, meta, part, len(rows), timed, statements,
+                                 consistency_level, batch_by_replica=batch_by_replica,
+                                 batch_bytes=batch_bytes, concurrency=concurrency)
+        result.requests += done.requests
+        failures = [InsertFailure(rows[f.row], f.error) for f in done.failures]
+        rows = [f.row for f in failures if isinstance(f.error, RETRYABLE)]
+        if not rows:
+            break
+    result.rows += total
+    result.failures.extend(InsertFailure(first_row + f.row, f.error) for f in failures)
 
 
 def _quoted_table(table_name: str) -> str:

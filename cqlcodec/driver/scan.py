@@ -39,6 +39,7 @@ from cassandra.query import PreparedStatement
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
+from cqlcodec.driver.cell_times import select_list
 from cqlcodec.driver.columns import send_columnar, wait_page
 from cqlcodec.driver.splits import (
     MAX_TOKEN,
@@ -97,7 +98,7 @@ class _SplitQuery:
     """The prepared token-range query of one table, column list and filter."""
 
     def __init__(self, session: Session, table: str, columns: Sequence[str] | None,
-                 where: str | None) -> None:
+                 where: str | None, writetime: bool = False, ttl: bool = False) -> None:
         try:
             self.table: TableRef = table_ref(session, table)
         except SplitPlanError as exc:
@@ -113,6 +114,8 @@ class _SplitQuery:
                 raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in table "
                                 f"{self.table}; its columns are {', '.join(known)}")
         selected = "*" if columns is None else ", ".join(protect_name(c) for c in columns)
+        if writetime or ttl:
+            selected = select_list(self.table.metadata, columns, writetime, ttl)
         key = ", ".join(protect_name(c) for c in self.table.partition_key)
         self.cql = (f"SELECT {selected} FROM {protect_name(self.table.keyspace)}."
                     f"{protect_name(self.table.name)} WHERE token({key}) > ? AND token({key}) <= ?")
@@ -258,7 +261,7 @@ def _address_of(host: Any) -> str:
 def read_split(session: Session, table: str, split: TokenSplit,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                fetch_size: int = 5000, consistency_level: int | None = None,
-               retries: int = 3) -> SplitReader:
+               retries: int = 3, writetime: bool = False, ttl: bool = False) -> SplitReader:
     """Every row of ``table`` whose token lies in ``split``, exactly once, page by page,
     as :class:`~cqlcodec.ColumnBatch` es (a split without rows gives one empty batch
     that still carries the columns' types).
@@ -271,20 +274,24 @@ def read_split(session: Session, table: str, split: TokenSplit,
     row without a page delivered it raises :class:`ScanError` naming the split and the
     cause. An unknown table or column raises :class:`ScanError` here, before any row.
     Idempotent: reading the same split again yields the same rows (as of that read).
+    ``writetime`` and ``ttl`` add the columns ``writetime(c)`` and ``ttl(c)`` of every
+    regular and static column read (see :mod:`cqlcodec.driver.cell_times`).
     """
     if fetch_size < 1:
         raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
     if retries < 0:
         raise ValueError(f"retries must be at least 0, got {retries}")
-    query = _SplitQuery(session, table, columns, where)
+    query = _SplitQuery(session, table, columns, where, writetime, ttl)
     return SplitReader(session, query, split, fetch_size, consistency_level, retries)
 
 
 def table_schema_batch(session: Session, table: str,
-                       columns: Sequence[str] | None = None) -> ColumnBatch:
+                       columns: Sequence[str] | None = None, *, writetime: bool = False,
+                       ttl: bool = False) -> ColumnBatch:
     """An empty :class:`~cqlcodec.ColumnBatch` with the columns (names and types) that
-    :func:`read_split` gives for ``table`` and ``columns`` (a Dask ``meta``, a schema)."""
-    query = _SplitQuery(session, table, columns, None)
+    :func:`read_split` gives for ``table``, ``columns``, ``writetime`` and ``ttl`` (a
+    Dask ``meta``, a schema)."""
+    query = _SplitQuery(session, table, columns, None, writetime, ttl)
     future = send_columnar(session, query.statement, (MAX_TOKEN, MAX_TOKEN))
     return wait_page(future).decode()
 
@@ -556,7 +563,8 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
                where: str | None = None, splits: int | Sequence[TokenSplit] | None = None,
                concurrency: int | None = None, fetch_size: int = 5000,
                consistency_level: int | None = None, retries: int = 3,
-               progress: Callable[[ScanProgress], None] | None = None) -> TableScan:
+               progress: Callable[[ScanProgress], None] | None = None,
+               writetime: bool = False, ttl: bool = False) -> TableScan:
     """Read every row of ``table`` ("ks.table", or "table" in the session's keyspace)
     with several token-range splits in flight; returns a :class:`TableScan`.
 
@@ -567,7 +575,11 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
     ``consistency_level`` and ``retries`` are as in :func:`read_split`; ``progress`` is
     called with a :class:`ScanProgress` after each page and each finished split, in
     the consumer's thread. The table, the columns and the query are checked here
-    (:class:`ScanError`) before anything is read.
+    (:class:`ScanError`) before anything is read. ``writetime=True`` adds a column
+    ``writetime(c)`` (bigint, microseconds) and ``ttl=True`` a column ``ttl(c)`` (int,
+    seconds left, null without TTL) for every regular and static column ``c`` read
+    (not counters); for non-frozen collections and UDTs they are lists, one entry per
+    element cell (see :mod:`cqlcodec.driver.cell_times`).
     """
     if fetch_size < 1:
         raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
@@ -575,7 +587,7 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
         raise ValueError(f"retries must be at least 0, got {retries}")
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    query = _SplitQuery(session, table, columns, where)
+    query = _SplitQuery(session, table, columns, where, writetime, ttl)
     if splits is None or isinstance(splits, int):
         planned = plan_splits(session, str(query.table), splits)
     else:
