@@ -102,6 +102,14 @@ def add_commands(sub: Any) -> None:
                    help="requests (batches) in flight (default 16)")
     p.add_argument("--retries", type=int, default=3, metavar="N",
                    help="times rows that timed out are sent again (default 3)")
+    p.add_argument("--max-errors", type=int, metavar="N",
+                   help="go on past bad rows (wrong type, out of range, refused by the "
+                        "server); stop after more than N (exit status 1 if any)")
+    p.add_argument("--bad-rows", metavar="FILE",
+                   help="append the bad rows to FILE (CSV for CSV input, else JSON lines) "
+                        "with their error and source position; implies going on past them")
+    p.add_argument("--dry-run", action="store_true",
+                   help="read, convert and bind every row, send nothing, report the errors")
     p.add_argument("--ignore-writetime", action="store_true",
                    help="leave out the source's writetime(c)/ttl(c) columns: cells get the "
                         "time of the load and no TTL")
@@ -350,7 +358,8 @@ def cmd_load(args: argparse.Namespace) -> int:
     """``load``: the files into the table through :func:`cqlcodec.driver.load_table`."""
     _require_pyarrow()
     from cqlcodec.driver import LoadProgress, load_table
-    from cqlcodec.driver.sources import source_parts
+    from cqlcodec.driver.bad_rows import BadRowsFile
+    from cqlcodec.driver.sources import LoadError, source_parts
 
     columns = _columns(args.columns)
     parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
@@ -367,15 +376,44 @@ def cmd_load(args: argparse.Namespace) -> int:
             progress.units_done = p.parts_done
             progress.set_rows(p.rows)
 
-        result = load_table(session, args.table, list(args.sources), columns=columns,
+        bad_file = None
+        if args.bad_rows:
+            bad_file = BadRowsFile(args.bad_rows, all(p.kind == "csv" for p in parts))
+        tolerant = args.max_errors is not None or bad_file is not None or args.dry_run
+        try:
+            result = load_table(
+                session, args.table, list(args.sources), columns=columns,
                             chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
                             batch_bytes=args.batch_bytes, concurrency=args.concurrency,
                             consistency_level=_consistency(args), retries=args.retries,
                             raise_on_error=False, progress=report,
                             ignore_writetime=args.ignore_writetime,
-                            stdin_format=args.format)
+                            stdin_format=args.format,
+                            max_errors=args.max_errors if args.max_errors is not None else
+                            (1 << 62 if tolerant else None),
+                            bad_rows=bad_file, dry_run=args.dry_run)
+        except LoadError as exc:
+            if not tolerant or "bad rows" not in exc.reason:
+                raise
+            progress.finish()
+            where = f" (in {args.bad_rows})" if args.bad_rows else ""
+            raise TableCommandError(f"{exc}{where}", exits.FAILED) from None
+        finally:
+            if bad_file is not None:
+                bad_file.close()
         progress.finish()
         detail = f"{result.requests:,} requests"
+        if args.dry_run:
+            for f in result.failures[:5]:
+                sys.stderr.write(f"cqlcodec: row {f.row}: {f.error}\n")
+            _say(args, f"dry run: {result.rows:,} rows read and bound, "
+                       f"{len(result.failures):,} bad, nothing sent")
+            return exits.FAILED if result.failures else exits.OK
+        if result.failures and tolerant:
+            where = f" (in {args.bad_rows})" if args.bad_rows else ""
+            _say(args, summary("loaded", result.written, progress.elapsed,
+                               f"{len(result.failures):,} bad rows{where}, {detail}"))
+            return exits.FAILED
         if result.failures:
             for f in result.failures[:5]:
                 sys.stderr.write(f"cqlcodec: row {f.row}: {type(f.error).__name__}: {f.error}\n")

@@ -23,6 +23,7 @@ from cassandra import OperationTimedOut, Unavailable, WriteTimeout
 from cassandra.cluster import NoHostAvailable, Session
 from cassandra.query import PreparedStatement
 
+from cqlcodec.driver.bad_rows import BadRow, BadRowsFile
 from cqlcodec.driver.cell_times import (
     TimedColumns,
     take_rows,
@@ -30,7 +31,13 @@ from cqlcodec.driver.cell_times import (
     time_columns,
     write_timed_chunk,
 )
-from cqlcodec.driver.columns import InsertError, InsertFailure, InsertResult, insert_columns
+from cqlcodec.driver.columns import (
+    InsertError,
+    InsertFailure,
+    InsertResult,
+    bind_all,
+    insert_columns,
+)
 from cqlcodec.driver.sources import (
     LoadError,
     SourcePart,
@@ -89,7 +96,8 @@ def load_table(session: Session, table: str, source: object, *,
                raise_on_error: bool = True,
                progress: Callable[[LoadProgress], None] | None = None,
                ignore_writetime: bool = False,
-               stdin_format: str | None = None) -> InsertResult:
+               stdin_format: str | None = None, max_errors: int | None = None,
+               bad_rows: BadRowsFile | None = None, dry_run: bool = False) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -130,6 +138,15 @@ def load_table(session: Session, table: str, source: object, *,
     is stdin, in ``stdin_format`` (``csv`` or ``jsonl``).
     A counter table is written with ``UPDATE ... SET c = c + ?`` batched by
     partition: loading the same rows twice adds them twice.
+
+    ``max_errors`` (or ``bad_rows``) makes bad rows part of the result instead of the
+    end of the load: a row whose value cannot be bound (wrong type, out of range) is
+    left out of its chunk and the rest sent; a row the server refuses (rows of a
+    refused batch are sent again one by one to find it) is bad too. Each bad row is in
+    ``failures`` and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with
+    its error and its place in the source. More than ``max_errors`` bad rows stop the
+    load with :class:`LoadError`. ``dry_run=True`` reads, converts and binds every row
+    and sends nothing (``requests`` stays 0).
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
@@ -158,6 +175,7 @@ def load_table(session: Session, table: str, source: object, *,
     done_parts = 0
     started = time.monotonic()
     for part in parts:
+        part_first = result.rows
         all_types = {**time_types, **cql_types}
         csv_types = {src: all_types[renamed.get(src, src)] for src in
                      (peek_columns(part) or []) if renamed.get(src, src) in all_types}
@@ -172,19 +190,33 @@ def load_table(session: Session, table: str, source: object, *,
                 chosen = [n for n in (list(batch) if isinstance(batch, Mapping)
                                       else batch.schema.names) if keep is None or n in keep]
                 timed = time_columns([renamed.get(n, n) for n in chosen], meta)
-                if timed and not ignore_writetime:
-                    _load_timed_chunk(session, pa, batch, chosen, renamed, timed, meta,
-                                      table_name, timed_statements, consistency_level,
-                                      result, first_row, batch_by_replica=batch_by_replica,
-                                      batch_bytes=batch_bytes, concurrency=concurrency,
-                                      retries=retries)
+
+                def write(chunk: Any, start: int, into: InsertResult, grouped: bool,
+                          timed: TimedColumns = timed, chosen: list[str] = chosen,
+                          part: SourcePart = part) -> None:
+                    if timed and not ignore_writetime and not dry_run:
+                        _load_timed_chunk(session, pa, chunk, chosen, renamed, timed, meta,
+                                          table_name, timed_statements, consistency_level,
+                                          into, start, batch_by_replica=grouped,
+                                          batch_bytes=batch_bytes, concurrency=concurrency,
+                                          retries=retries)
+                    else:
+                        _load_chunk(session, pa, chunk, part, start, columns, renamed,
+                                    cql_types, key_columns, table_name, statements,
+                                    consistency_level, into, batch_by_replica=grouped,
+                                    batch_bytes=batch_bytes, concurrency=concurrency,
+                                    retries=0 if counter else retries,
+                                    dropped=frozenset(time_types), dry_run=dry_run)
+
+                if max_errors is None and bad_rows is None:
+                    write(batch, first_row, result, batch_by_replica)
                 else:
-                    _load_chunk(session, pa, batch, part, first_row, columns, renamed,
-                                cql_types, key_columns, table_name, statements,
-                                consistency_level, result,
-                                batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                                concurrency=concurrency, retries=0 if counter else retries,
-                                dropped=frozenset(time_types))
+                    _write_tolerant(pa, write, batch, first_row, part_first, part.name,
+                                    result, batch_by_replica, bad_rows)
+                    if max_errors is not None and len(result.failures) > max_errors:
+                        raise LoadError(f"more than {max_errors} bad rows "
+                                        f"({len(result.failures)}): the load stopped",
+                                        source=part.name)
             except LoadError as exc:
                 if exc.source:
                     raise
@@ -205,6 +237,82 @@ def load_table(session: Session, table: str, source: object, *,
     if result.failures and raise_on_error:
         raise InsertError(result)
     return result
+
+
+def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], None],
+                    batch: Any, first_row: int, part_first: int, part_name: str,
+                    result: InsertResult, grouped: bool, bad_rows: BadRowsFile | None) -> None:
+    """One chunk, its bad rows left out and reported instead of stopping the load:
+    a row that fails binding is taken out and the rest bound again; rows of requests
+    the server refused are sent again one by one, and those refused again are bad."""
+    current = batch
+    total = _num_rows(batch)
+    index = list(range(total))
+    failures: dict[int, tuple[BaseException, dict[str, Any]]] = {}
+    done = InsertResult(0)
+    while index:
+        done = InsertResult(0)
+        try:
+            write(current, 0, done, grouped)
+            break
+        except LoadError as exc:
+            if exc.row is None:
+                raise
+            reason = f'column "{exc.column}": {exc.reason}' if exc.column else exc.reason
+            failures[index[exc.row]] = (LoadError(reason), _row_values(current, exc.row))
+            current = _drop_row(pa, current, exc.row)
+            del index[exc.row]
+    refused = [f for f in done.failures if not isinstance(f.error, RETRYABLE)]
+    kept = [f for f in done.failures if isinstance(f.error, RETRYABLE)]
+    if refused and grouped:  # find the rows the server refuses among their batch mates
+        rows = [f.row for f in refused]
+        alone = InsertResult(0)
+        write(_take_rows(pa, current, rows), 0, alone, False)
+        done.requests += alone.requests
+        refused = [InsertFailure(rows[f.row], f.error) for f in alone.failures]
+    for f in [*kept, *refused]:
+        failures[index[f.row]] = (f.error, _row_values(current, f.row))
+    result.rows += total
+    result.requests += done.requests
+    for row in sorted(failures):
+        error, values = failures[row]
+        result.failures.append(InsertFailure(first_row + row, error))
+        if bad_rows is not None:
+            bad_rows.add(BadRow(values, f"{type(error).__name__}: {error}",
+                                f"{part_name}:{first_row + row - part_first + 1}",
+                                first_row + row))
+
+
+def _num_rows(batch: Any) -> int:
+    if isinstance(batch, Mapping):
+        return len(next(iter(batch.values()))) if batch else 0
+    return int(batch.num_rows)
+
+
+def _row_values(batch: Any, row: int) -> dict[str, Any]:
+    if isinstance(batch, Mapping):
+        return {n: _python_value(c[row]) for n, c in batch.items()}
+    return {n: batch.column(i)[row].as_py() for i, n in enumerate(batch.schema.names)}
+
+
+def _python_value(value: Any) -> Any:
+    as_py = getattr(value, "as_py", None)
+    if as_py is not None:
+        return as_py()
+    item = getattr(value, "item", None)
+    return item() if item is not None and getattr(value, "ndim", 1) == 0 else value
+
+
+def _drop_row(pa: Any, batch: Any, row: int) -> Any:
+    keep = [i for i in range(_num_rows(batch)) if i != row]
+    return _take_rows(pa, batch, keep)
+
+
+def _take_rows(pa: Any, batch: Any, rows: list[int]) -> Any:
+    if isinstance(batch, Mapping):
+        return {n: take_rows(pa, c if isinstance(c, list) or hasattr(c, "take") else list(c),
+                             rows) for n, c in batch.items()}
+    return batch.take(pa.array(rows, type=pa.int64()))
 
 
 def _json_types(session: Session, table_name: str, renamed: Mapping[str, str],
@@ -257,7 +365,8 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                 statements: dict[tuple[str, ...], PreparedStatement],
                 consistency_level: int | None, result: InsertResult, *,
                 batch_by_replica: bool, batch_bytes: int, concurrency: int,
-                retries: int, dropped: frozenset[str] = frozenset()) -> None:
+                retries: int, dropped: frozenset[str] = frozenset(),
+                dry_run: bool = False) -> None:
     mapping = _as_mapping(pa, batch)
     keep = set(columns) if columns is not None else None
     chunk = {renamed.get(n, n): c for n, c in mapping.items()
@@ -275,6 +384,10 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
             statement.consistency_level = consistency_level
         statements[names] = statement
     try:
+        if dry_run:
+            bind_all(statement, chunk)
+            result.rows += rows
+            return
         done = insert_columns(session, statement, chunk, concurrency=concurrency,
                               batch_by_replica=batch_by_replica and not counters,
                               batch_by_partition=batch_by_replica and bool(counters),

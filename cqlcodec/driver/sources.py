@@ -272,9 +272,8 @@ def _jsonl_batches(pa: Any, part: SourcePart, chunk_rows: int,
                 if t is not None and value is not None:
                     try:
                         value = from_json(value, t)
-                    except (ValueError, TypeError, ArithmeticError) as exc:
-                        raise LoadError(f"line {number}: {value!r} is no {t.cql_name} "
-                                        f"({exc})", source=part.name, column=name) from None
+                    except (ValueError, TypeError, ArithmeticError):
+                        pass  # binding refuses it, naming the column and the row
                 values.append(value)
             rows += 1
             if rows >= chunk_rows:

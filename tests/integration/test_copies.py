@@ -307,3 +307,60 @@ def cli_process(*args: str, stdin: Any = None) -> Any:
                              host or "127.0.0.1", "--port", port or "9042", "--timeout", "30"],
                             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env, cwd=ROOT)
+
+
+# --------------------------------------------------------------------------- bad rows
+
+def planted_jsonl(path: Path) -> None:
+    """20 rows; line 4 has a wrong type, line 6 a value too large for smallint, line 8
+    a partition key longer than the server takes (64 KiB)."""
+    import json
+
+    lines = []
+    for k in range(20):
+        row: dict[str, Any] = {"k": f"key{k}", "n": k, "s": k}
+        if k == 3:
+            row["n"] = "abc"
+        if k == 5:
+            row["s"] = 70_000
+        if k == 7:
+            row["k"] = "x" * 70_000
+        lines.append(json.dumps(row))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_bad_rows_budget_not_hit(session: Session, tmp_path: Path) -> None:
+    import json
+
+    table = fresh(session, "bad_rows", "k text PRIMARY KEY, n int, s smallint")
+    source = tmp_path / "in.jsonl"
+    planted_jsonl(source)
+    bad = tmp_path / "bad.jsonl"
+    done = cli("load", table, str(source), "--max-errors", "5", "--bad-rows", str(bad),
+               "--chunk-rows", "8")
+    assert done.returncode == 1, done.stderr
+    assert "loaded 17 rows" in done.stderr and "3 bad rows" in done.stderr, done.stderr
+    assert sorted(r[0] for r in session.execute(f"SELECT k FROM {table}")) == sorted(
+        f"key{k}" for k in range(20) if k not in (3, 5, 7))
+    rows = [json.loads(line) for line in bad.read_text().splitlines()]
+    assert [r["_source"] for r in rows] == [f"{source}:4", f"{source}:6", f"{source}:8"]
+    assert rows[0]["n"] == "abc" and '"n"' in rows[0]["_error"]
+    assert rows[1]["s"] == 70_000 and '"s"' in rows[1]["_error"]
+    assert len(rows[2]["k"]) == 70_000 and "InvalidRequest" in rows[2]["_error"]
+
+
+def test_bad_rows_budget_hit_and_dry_run(session: Session, tmp_path: Path) -> None:
+    table = fresh(session, "bad_budget", "k text PRIMARY KEY, n int, s smallint")
+    source = tmp_path / "in.jsonl"
+    planted_jsonl(source)
+    done = cli("load", table, str(source), "--max-errors", "1", "--chunk-rows", "4")
+    assert done.returncode == 1
+    # the budget is checked after each chunk: the second chunk's two bad rows stop it
+    assert "more than 1 bad rows (3)" in done.stderr, done.stderr
+    written = {r[0] for r in session.execute(f"SELECT k FROM {table}")}
+    assert written == {"key0", "key1", "key2", "key4", "key6"}
+    empty = fresh(session, "bad_dry", "k text PRIMARY KEY, n int, s smallint")
+    done = cli("load", empty, str(source), "--dry-run")
+    assert done.returncode == 1
+    assert "dry run: 20 rows read and bound, 2 bad, nothing sent" in done.stderr, done.stderr
+    assert session.execute(f"SELECT count(*) FROM {empty}").one()[0] == 0
