@@ -73,6 +73,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--parquet-compression", metavar="CODEC",
                    choices=["none", "snappy", "gzip", "brotli", "lz4", "zstd"],
                    help="the Parquet files' codec (default snappy)")
+    p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
+                   help="at most this many rows per second")
     p.add_argument("--writetime", action="store_true",
                    help="add a column writetime(c) (microseconds) per regular column c")
     p.add_argument("--ttl", action="store_true",
@@ -102,6 +104,8 @@ def add_commands(sub: Any) -> None:
                    help="requests (batches) in flight (default 16)")
     p.add_argument("--retries", type=int, default=3, metavar="N",
                    help="times rows that timed out are sent again (default 3)")
+    p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
+                   help="at most this many rows per second")
     p.add_argument("--max-errors", type=int, metavar="N",
                    help="go on past bad rows (wrong type, out of range, refused by the "
                         "server); stop after more than N (exit status 1 if any)")
@@ -137,6 +141,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
     return value
 
 
@@ -250,13 +264,16 @@ def cmd_unload(args: argparse.Namespace) -> int:
         before = progress.rows
         cl = _consistency(args)
 
+        limiter = _limiter(args)
+
         def unload_split(index: int) -> None:
             batches = read_split(session, table, splits[index], columns, where=args.where,
-                                 fetch_size=args.fetch_size, consistency_level=cl,
+                                 fetch_size=_fetch_size(args), consistency_level=cl,
                                  retries=args.retries, writetime=args.writetime,
                                  ttl=args.ttl)
             name = split_file_name(index, args.format, args.compress)
-            rows = write_split(iter(batches), out, name, args.format, progress.add_rows,
+            rows = write_split(_throttled(batches, limiter), out, name, args.format,
+                               progress.add_rows,
                                compress=args.compress,
                                parquet_compression=args.parquet_compression)
             manifest.finished(index, name if rows else None, rows)
@@ -295,13 +312,15 @@ def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> in
         try:
             scan = scan_table(session, args.table, columns, where=args.where,
                               splits=args.splits, concurrency=args.concurrency,
-                              fetch_size=args.fetch_size, consistency_level=_consistency(args),
+                              fetch_size=_fetch_size(args),
+                              consistency_level=_consistency(args),
                               retries=args.retries, writetime=args.writetime, ttl=args.ttl)
+            pages = _throttled(scan, _limiter(args))
             with scan, open_output(pa, sys.stdout.buffer, args.compress) as sink:
                 if args.format == "jsonl":
-                    rows = write_jsonl(iter(scan), sink, progress.add_rows)
+                    rows = write_jsonl(pages, sink, progress.add_rows)
                 else:
-                    rows = write_csv_stream(pa, iter(scan), sink, progress.add_rows)
+                    rows = write_csv_stream(pa, pages, sink, progress.add_rows)
             sys.stdout.flush()
         except ScanError as exc:
             raise TableCommandError(str(exc), exits.FAILED) from None
@@ -310,6 +329,27 @@ def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> in
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _limiter(args: argparse.Namespace) -> Any:
+    from cqlcodec.driver.throttle import RowRate
+
+    return RowRate(args.rate) if args.rate else None
+
+
+def _fetch_size(args: argparse.Namespace) -> int:
+    """--fetch-size, at most a tenth of a second of rows under --rate."""
+    from cqlcodec.driver.throttle import piece_rows
+
+    return piece_rows(args.rate, args.fetch_size) if args.rate else int(args.fetch_size)
+
+
+def _throttled(batches: Any, limiter: Any) -> Any:
+    """The batches, each let through when --rate allows its rows."""
+    for batch in batches:
+        if limiter is not None:
+            limiter.wait(len(batch))
+        yield batch
 
 
 def _consistency(args: argparse.Namespace) -> int:
@@ -391,7 +431,7 @@ def cmd_load(args: argparse.Namespace) -> int:
                             stdin_format=args.format,
                             max_errors=args.max_errors if args.max_errors is not None else
                             (1 << 62 if tolerant else None),
-                            bad_rows=bad_file, dry_run=args.dry_run)
+                            bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate)
         except LoadError as exc:
             if not tolerant or "bad rows" not in exc.reason:
                 raise

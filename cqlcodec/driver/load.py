@@ -47,6 +47,7 @@ from cqlcodec.driver.sources import (
     source_parts,
 )
 from cqlcodec.driver.splits import SplitPlanError, table_ref
+from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.errors import BindError
 
 __all__ = ["LoadProgress", "load_table", "resolve_table"]
@@ -97,7 +98,8 @@ def load_table(session: Session, table: str, source: object, *,
                progress: Callable[[LoadProgress], None] | None = None,
                ignore_writetime: bool = False,
                stdin_format: str | None = None, max_errors: int | None = None,
-               bad_rows: BadRowsFile | None = None, dry_run: bool = False) -> InsertResult:
+               bad_rows: BadRowsFile | None = None, dry_run: bool = False,
+               rate: float | None = None) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -146,11 +148,17 @@ def load_table(session: Session, table: str, source: object, *,
     ``failures`` and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with
     its error and its place in the source. More than ``max_errors`` bad rows stop the
     load with :class:`LoadError`. ``dry_run=True`` reads, converts and binds every row
-    and sends nothing (``requests`` stays 0).
+    and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
+    rows per second (chunks of at most a tenth of a second of rows, see
+    :mod:`cqlcodec.driver.throttle`).
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     pa = arrow_module()
+    limiter = None
+    if rate is not None:
+        limiter = RowRate(rate)
+        chunk_rows = piece_rows(rate, chunk_rows)
     meta = resolve_table(session, table)
     table_name = f"{meta.keyspace_name}.{meta.name}"
     cql_types = {name: str(col.cql_type) for name, col in meta.columns.items()}
@@ -186,6 +194,8 @@ def load_table(session: Session, table: str, source: object, *,
                 batch = next(batches, None)
                 if batch is None:
                     break
+                if limiter is not None:
+                    limiter.wait(_num_rows(batch))
                 keep = set(columns) if columns is not None else None
                 chosen = [n for n in (list(batch) if isinstance(batch, Mapping)
                                       else batch.schema.names) if keep is None or n in keep]

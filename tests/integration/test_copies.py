@@ -364,3 +364,33 @@ def test_bad_rows_budget_hit_and_dry_run(session: Session, tmp_path: Path) -> No
     assert done.returncode == 1
     assert "dry run: 20 rows read and bound, 2 bad, nothing sent" in done.stderr, done.stderr
     assert session.execute(f"SELECT count(*) FROM {empty}").one()[0] == 0
+
+
+# --------------------------------------------------------------------------- --rate
+
+def test_load_rate_holds_over_every_five_second_window(session: Session) -> None:
+    table = fresh(session, "rated", "k int PRIMARY KEY, v text")
+    rate, n = 1000, 6500
+    data = pa.table({"k": pa.array(range(n), pa.int32()), "v": [f"v{i}" for i in range(n)]})
+    seen: list[tuple[float, int]] = [(0.0, 0)]
+    cd.load_table(session, table, data, rate=rate,
+                  progress=lambda p: seen.append((p.elapsed, p.written)))
+    elapsed, written = seen[-1]
+    assert written == n
+    assert rate * 0.9 <= n / elapsed <= rate * 1.1
+    for t0, rows0 in seen:  # the rows written in any 5 s after a progress report
+        inside = [rows for t, rows in seen if t0 <= t <= t0 + 5.0]
+        assert inside[-1] - rows0 <= 5.0 * rate * 1.1, (t0, inside)
+
+
+def test_unload_rate(session: Session, tmp_path: Path) -> None:
+    import re
+
+    table = fresh(session, "rated_out", "k int PRIMARY KEY, v text")
+    cd.load_table(session, table, pa.table({"k": pa.array(range(6000), pa.int32()),
+                                             "v": ["x"] * 6000}))
+    done = cli("unload", table, "-o", str(tmp_path / "o"), "--rate", "1500", "--splits", "8")
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"unloaded 6,000 rows in ([\d.]+) ?s", done.stderr)
+    assert found is not None, done.stderr
+    assert 6000 / 1500 * 0.9 <= float(found[1]) <= 6000 / 1500 * 1.1 + 1.0
