@@ -130,6 +130,12 @@ def add_commands(sub: Any) -> None:
     p.add_argument("table", metavar="KEYSPACE.TABLE")
     p.add_argument("--where", metavar="COND",
                    help="count only rows matching this CQL condition (ALLOW FILTERING)")
+    p.add_argument("--by", choices=["host", "range", "partition"],
+                   help="one line per replica host, token range or partition: the group, "
+                        "then its row count")
+    p.add_argument("--top", type=_positive, default=10, metavar="N",
+                   help="with --by partition: the N largest partitions (default 10)")
+    p.add_argument("--json", action="store_true", help="with --by: one JSON document")
     _scan_options(p)
     p.set_defaults(run=cmd_count)
 
@@ -506,12 +512,26 @@ def cmd_count(args: argparse.Namespace) -> int:
                             sum(s.estimated_rows for s in splits), _show_progress(args))
         lock = threading.Lock()
         total = [0]
+        counts: dict[int, int] = {}
+        partitions = None
+        if args.by == "partition":
+            if args.where:
+                raise TableCommandError("--by partition counts whole partitions: no --where",
+                                        exits.USAGE)
+            from cqlcodec.cli.count_groups import PartitionCounter
+
+            partitions = PartitionCounter(session, ref, args.top, _consistency(args))
 
         def count_split(index: int) -> None:
             s = splits[index]
-            n = _count_range(session, statement, s.start, s.end, s.replicas, args.retries, 0)
+            if partitions is not None:
+                n = partitions.count_split(s, _host(session, s.replicas))
+            else:
+                n = _count_range(session, statement, s.start, s.end, s.replicas,
+                                 args.retries, 0)
             with lock:
                 total[0] += n
+                counts[index] = n
             progress.add_rows(n)
             progress.unit_done()
 
@@ -523,7 +543,14 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise TableCommandError(f"{len(failed)} of {len(splits)} splits could not be "
                                     f"counted (first: {s}: {type(error).__name__}: {error})",
                                     exits.FAILED)
-        print(total[0])
+        if args.by:
+            from cqlcodec.cli.count_groups import by_host, by_range, render
+
+            groups = (partitions.largest() if partitions is not None else
+                      by_host(splits, counts) if args.by == "host" else by_range(splits, counts))
+            print(render(args.by, groups, ref.partition_key, args.json))
+        else:
+            print(total[0])
         _say(args, summary("counted", total[0], progress.elapsed, f"{len(splits)} splits"))
         return exits.OK
     finally:

@@ -394,3 +394,44 @@ def test_unload_rate(session: Session, tmp_path: Path) -> None:
     found = re.search(r"unloaded 6,000 rows in ([\d.]+) ?s", done.stderr)
     assert found is not None, done.stderr
     assert 6000 / 1500 * 0.9 <= float(found[1]) <= 6000 / 1500 * 1.1 + 1.0
+
+
+# --------------------------------------------------------------------------- count --by
+
+def test_count_by_host_range_and_partition(session: Session) -> None:
+    import json
+    import re
+
+    table = fresh(session, "grouped", "a int, b text, c int, PRIMARY KEY ((a, b), c)")
+    for a in range(12):  # partition (a, 'p<a>') has a + 1 rows
+        for c in range(a + 1):
+            session.execute(f"INSERT INTO {table} (a, b, c) VALUES ({a}, 'p{a}', {c})")
+    total = sum(a + 1 for a in range(12))
+
+    done = cli("count", table, "--by", "range", "--splits", "6", "-q")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) >= 6
+    summed = 0
+    for line in lines:
+        found = re.fullmatch(r"\((-?\d+), (-?\d+)\] (\d+)", line)
+        assert found is not None, line
+        direct = session.execute(f"SELECT count(*) FROM {table} WHERE token(a, b) > %s AND "
+                                 "token(a, b) <= %s", (int(found[1]), int(found[2]))).one()[0]
+        assert int(found[3]) == direct
+        summed += int(found[3])
+    assert summed == total
+
+    done = cli("count", table, "--by", "host", "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [ADDRESS.rpartition(":")[0] or "127.0.0.1", str(total)]
+
+    done = cli("count", table, "--by", "partition", "--top", "3", "-q")
+    assert done.returncode == 0, done.stderr
+    direct = sorted(((r[2], r[0], r[1]) for r in session.execute(
+        f"SELECT a, b, count(*) FROM {table} GROUP BY a, b")), reverse=True)[:3]
+    assert done.stdout.splitlines() == [f"{a} {b} {n}" for n, a, b in direct]
+    done = cli("count", table, "--by", "partition", "--top", "3", "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["groups"] == [{"key": {"a": a, "b": b}, "rows": n}
+                                                 for n, a, b in direct]
