@@ -21,6 +21,7 @@ The TTL written is the one the unload read: what was left then.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -28,6 +29,8 @@ from typing import Any, Final
 from cassandra.cluster import Session
 
 from cqlcodec.driver.columns import InsertFailure, InsertResult, insert_columns
+from cqlcodec.driver.sources import LoadError
+from cqlcodec.errors import BindError
 
 __all__ = ["TimedColumns", "select_list", "take_rows", "time_column_types", "time_columns",
            "timed_names", "write_timed_chunk"]
@@ -259,9 +262,19 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                     statement.consistency_level = consistency_level
                 statements[shape] = statement
             columns = _bind_columns(pa, shape, pending, data)
-            done = insert_columns(session, statement, columns, concurrency=concurrency,
-                                  batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                                  chunk_rows=max(1, len(pending.rows)), raise_on_error=False)
+            try:
+                done = insert_columns(session, statement, columns, concurrency=concurrency,
+                                      batch_by_replica=batch_by_replica,
+                                      batch_bytes=batch_bytes,
+                                      chunk_rows=max(1, len(pending.rows)), raise_on_error=False)
+            except BindError as exc:
+                reason = re.sub(r"^row \d+: ", "", str(exc))
+                marker = exc.column or ""
+                for name in _marker_names(shape):
+                    reason = reason.replace(f'"{name[0]}"', f'"{name[1]}"')
+                    marker = name[1] if marker == name[0] else marker
+                raise LoadError(reason, column=marker,
+                                row=None if exc.row is None else pending.rows[exc.row]) from exc
             result.requests += done.requests
             for f in done.failures:
                 failed.setdefault(pending.rows[f.row], f.error)
@@ -299,6 +312,18 @@ def _add_elements(phases: list[dict[_Shape, _Pending]], phase: int, value: Any, 
         pending.ttls.append(0 if ttl is None else int(ttl))
         phase += 1
     return phase
+
+
+def _marker_names(shape: _Shape) -> list[tuple[str, str]]:
+    """(marker, what it binds) of a shape's statement, in marker order."""
+    named = [n for n, on in (("writetime", shape.timestamp), ("ttl", shape.ttl)) if on]
+    if not shape.element:
+        named += [*shape.keys, *shape.cells]
+    else:
+        column = shape.cells[0]
+        named += [f"{column}.{f}" for f in shape.fields] if shape.fields else [column]
+        named += list(shape.keys)
+    return [(f"p{i}", name) for i, name in enumerate(named)]
 
 
 def _bind_columns(pa: Any, shape: _Shape, pending: _Pending, data: Mapping[str, Any]) -> dict[str, Any]:

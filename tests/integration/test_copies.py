@@ -435,3 +435,20 @@ def test_count_by_host_range_and_partition(session: Session) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["groups"] == [{"key": {"a": a, "b": b}, "rows": n}
                                                  for n, a, b in direct]
+
+
+def test_bad_rows_with_write_times(session: Session, tmp_path: Path) -> None:
+    import json
+
+    table = fresh(session, "bad_timed", "k int PRIMARY KEY, v smallint")
+    source = tmp_path / "timed.jsonl"
+    source.write_text("".join(json.dumps({"k": k, "v": 70_000 if k == 2 else k,
+                                          "writetime(v)": 1000 + k}) + "\n" for k in range(5)))
+    bad = tmp_path / "bad.jsonl"
+    done = cli("load", table, str(source), "--bad-rows", str(bad))
+    assert done.returncode == 1, done.stderr
+    rows = [json.loads(line) for line in bad.read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["k"] == 2 and '"v"' in rows[0]["_error"], rows
+    assert rows[0]["_source"] == f"{source}:3"
+    got = sorted(tuple(r) for r in session.execute(f"SELECT k, writetime(v) FROM {table}"))
+    assert got == [(k, 1000 + k) for k in (0, 1, 3, 4)]
