@@ -237,6 +237,8 @@ def cmd_unload(args: argparse.Namespace) -> int:
         header = {"table": table, "columns": columns, "where": args.where, "format": args.format}
         if args.writetime or args.ttl:
             header.update(writetime=args.writetime, ttl=args.ttl)
+        if args.compress:
+            header["compress"] = args.compress
         os.makedirs(out, exist_ok=True)
         try:
             manifest = Manifest.load(out)
