@@ -81,8 +81,9 @@ def to_json(value: Any, t: CqlType) -> Any:
 
 
 def _scalar_to_json(value: Any, kind: int) -> Any:
-    if isinstance(value, bool) or isinstance(value, int) and kind not in (
-            K.TIMESTAMP, K.DATE, K.TIME):
+    if isinstance(value, bool):  # before int: a compiled int check would make it 1
+        return value
+    if isinstance(value, int) and kind not in (K.TIMESTAMP, K.DATE, K.TIME):
         return value
     if isinstance(value, float):
         if math.isnan(value):
