@@ -233,7 +233,7 @@ def same_rows(left: list[Any], right: list[Any]) -> bool:
     return repr(left) == repr(right)
 
 
-@pytest.mark.parametrize("compress", [None, "gzip", "zstd"])
+@pytest.mark.parametrize("compress", [None, "zstd"])
 def test_jsonl_files_round_trip_every_type(session: Session, tmp_path: Path,
                                            compress: str | None) -> None:
     source = fresh(session, "json_src", ALL_TYPES)
@@ -256,7 +256,7 @@ def test_compressed_csv_and_parquet_codec(session: Session, tmp_path: Path) -> N
     source = fresh(session, "csvz_src", CSV_TYPES)
     fill_csv_types(session, source, 10)
     before = rows_by_key(session, source)
-    for compress in ("gzip", "zstd"):
+    for compress in ("gzip",):  # zstd: the JSON lines test
         out = tmp_path / compress
         done = cli("unload", source, "-o", str(out), "--format", "csv", "--compress", compress,
                    "-q")
