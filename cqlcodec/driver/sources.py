@@ -86,11 +86,13 @@ def source_parts(source: object, stdin_format: str | None = None) -> list[Source
     """The pieces of ``source`` in reading order, every file checked to exist and to
     have a known format (LoadError otherwise) before anything is read. The path ``-``
     is stdin, read as ``stdin_format`` (csv or jsonl)."""
-    if source == STDIN or isinstance(source, (list, tuple)) and STDIN in source:
+    listed = isinstance(source, (list, tuple)) and any(
+        isinstance(s, str) and s == STDIN for s in source)
+    if isinstance(source, str) and source == STDIN or listed:
         if stdin_format not in ("csv", "jsonl"):
             raise LoadError("reading stdin (-) needs its format: csv or jsonl",
                             source="stdin")
-        if source != STDIN and len(source) != 1:
+        if listed and len(source) != 1:  # type: ignore[arg-type]
             raise LoadError("stdin (-) is read alone, without other sources", source="stdin")
         return [SourcePart("stdin", stdin_format, sys.stdin.buffer)]
     if isinstance(source, (str, os.PathLike)):
