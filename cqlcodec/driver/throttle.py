@@ -38,7 +38,9 @@ class RowRate:
         """Sleeps until ``rows`` more rows may go out."""
         with self._lock:
             now = time.monotonic()
-            if self._due < now - _CATCH_UP:
+            if self._due == 0.0:  # the first rows: no stall to make up
+                self._due = now
+            elif self._due < now - _CATCH_UP:
                 self._due = now - _CATCH_UP
             start = self._due
             self._due = start + rows / self.rate
