@@ -1,7 +1,7 @@
 """Whole tables from the command line against a real server: ``python -m cqlcodec
-unload`` (Parquet) vs ``cqlsh COPY TO`` (CSV), ``python -m cqlcodec load`` (Parquet) vs
-``cqlsh COPY FROM`` (the same rows as CSV), and the peak RSS of ``unload`` at two table
-sizes.
+unload`` (Parquet, Parquet with ``--writetime --ttl``, JSON lines, CSV) vs ``cqlsh COPY TO``
+(CSV), ``python -m cqlcodec load`` (Parquet, CSV) vs ``cqlsh COPY FROM`` (the same rows as
+CSV), and the peak RSS of ``unload`` at two table sizes.
 
 Every case is one command run as a child process, interleaved with its counterpart,
 ``--runs`` times (median reported): wall time, client CPU (user + system of the command
@@ -211,6 +211,13 @@ def main() -> int:
             run("unload cqlcodec parquet", [py, "-m", "cqlcodec", "unload",
                                             f"{KEYSPACE}.source", "-o", out, *unload_options, *conn])
             shutil.rmtree(out)
+            for case, extra in (("unload cqlcodec parquet --writetime --ttl",
+                                 ["--writetime", "--ttl"]),
+                                ("unload cqlcodec jsonl", ["--format", "jsonl"]),
+                                ("unload cqlcodec csv", ["--format", "csv"])):
+                run(case, [py, "-m", "cqlcodec", "unload", f"{KEYSPACE}.source", "-o", out,
+                           *extra, *unload_options, *conn])
+                shutil.rmtree(out)
             csv_out = os.path.join(work, f"copy-to-{i}.csv")
             run("cqlsh COPY TO csv", [*cqlsh, f"COPY {KEYSPACE}.source TO '{csv_out}' "
                                       "WITH HEADER = true"], cqlsh_env, f"{args.rows} rows exported")
@@ -218,6 +225,9 @@ def main() -> int:
             in_child(args, "truncate", "--table", "target")
             run("load cqlcodec parquet", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
                                           os.path.join(work, "data.parquet"), *conn])
+            in_child(args, "truncate", "--table", "target")
+            run("load cqlcodec csv", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
+                                      os.path.join(work, "data.csv"), *conn])
             in_child(args, "truncate", "--table", "target")
             run("cqlsh COPY FROM csv", [*cqlsh, f"COPY {KEYSPACE}.target FROM "
                                         f"'{os.path.join(work, 'data.csv')}' WITH HEADER = true"],
@@ -240,11 +250,11 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
     rows_of = {"unload big table": args.rss_rows}
     print(f"{args.rows:,} rows x 10 small columns, median of {args.runs} interleaved runs, "
           f"{cores} cores\n")
-    print(f"{'case':<26} {'wall s':>8} {'rows/s':>10} {'CPU s':>7} {'CPU/row us':>11} "
+    print(f"{'case':<42} {'wall s':>8} {'rows/s':>10} {'CPU s':>7} {'CPU/row us':>11} "
           f"{'RSS MB':>7} {'server CPU s':>13} {'server % of machine':>20}")
     for case, m in medians.items():
         rows = rows_of.get(case, args.rows)
-        print(f"{case:<26} {m['wall']:>8.2f} {rows / m['wall']:>10,.0f} {m['cpu']:>7.2f} "
+        print(f"{case:<42} {m['wall']:>8.2f} {rows / m['wall']:>10,.0f} {m['cpu']:>7.2f} "
               f"{m['cpu'] / rows * 1e6:>11.1f} {m['rss_mb']:>7.0f} {m['server_cpu']:>13.2f} "
               f"{100 * m['server_cpu'] / m['wall'] / cores:>19.0f}%")
     ratios: dict[str, float] = {}
@@ -255,6 +265,14 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
 
     ratio("unload rows/s vs COPY TO", "cqlsh COPY TO csv", "unload cqlcodec parquet", "wall")
     ratio("load rows/s vs COPY FROM", "cqlsh COPY FROM csv", "load cqlcodec parquet", "wall")
+    ratio("unload jsonl rows/s vs COPY TO (target >= 3)", "cqlsh COPY TO csv",
+          "unload cqlcodec jsonl", "wall")
+    ratio("unload csv rows/s vs COPY TO (target >= 3)", "cqlsh COPY TO csv",
+          "unload cqlcodec csv", "wall")
+    ratio("load csv rows/s vs COPY FROM (target >= 2)", "cqlsh COPY FROM csv",
+          "load cqlcodec csv", "wall")
+    ratio("unload --writetime --ttl time / plain (target <= 1.5)",
+          "unload cqlcodec parquet --writetime --ttl", "unload cqlcodec parquet", "wall")
     ratio("load client CPU/row lower than COPY FROM", "cqlsh COPY FROM csv",
           "load cqlcodec parquet", "cpu")
     ratio("unload client CPU/row lower than COPY TO", "cqlsh COPY TO csv",

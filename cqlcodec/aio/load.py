@@ -1,11 +1,12 @@
 """Columnar writes from a coroutine: :func:`insert_columns` and :func:`load_table`.
 
-They drive the very generators the synchronous calls run
-(:func:`cqlcodec.driver.columns.insert_steps`, :func:`cqlcodec.driver.load.load_steps`):
-each step between two sends (reading a chunk of a file, binding and batching its rows)
-runs in cqlcodec's small thread pool, off the loop, and the statements each step asks
-for are sent from the loop through the driver's callbacks, at most ``concurrency`` in
-flight, without a thread per request.
+:func:`insert_columns` drives the very generator the synchronous call runs
+(:func:`cqlcodec.driver.columns.insert_steps`): each step between two sends (binding
+and batching rows) runs in cqlcodec's small thread pool, off the loop, and the
+statements each step asks for are sent from the loop through the driver's callbacks, at
+most ``concurrency`` in flight, without a thread per request. :func:`load_table` runs
+the synchronous load (files, write times, bad rows, throttling, outages) in one thread
+of that pool.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from cassandra.query import PreparedStatement
 
 from cqlcodec.aio.bridge import off_loop, on_loop
 from cqlcodec.driver.columns import InsertResult, insert_steps
-from cqlcodec.driver.load import LoadProgress, load_steps
+from cqlcodec.driver.load import LoadProgress
+from cqlcodec.driver.load import load_table as sync_load_table
 from cqlcodec.driver.sender import Outcomes, Sends, start_request
 
 __all__ = ["insert_columns", "load_table", "send_all"]
@@ -124,13 +126,17 @@ async def load_table(session: Session, table: str, source: object, *,
                      batch_bytes: int = 40_000, concurrency: int = 16,
                      consistency_level: int | None = None, retries: int | None = None,
                      retry_timeout: float | None = None, raise_on_error: bool = True,
-                     progress: Callable[[LoadProgress], None] | None = None) -> InsertResult:
-    """:func:`cqlcodec.driver.load_table` awaited: the same arguments, result and errors
-    (:class:`~cqlcodec.driver.LoadError`, :class:`~cqlcodec.driver.InsertError`). Files
-    are read and rows bound off the loop (``progress`` is called there, in cqlcodec's
-    thread pool); the statements are sent from the loop."""
-    return await run_steps(session, load_steps(
+                     progress: Callable[[LoadProgress], None] | None = None,
+                     **options: Any) -> InsertResult:
+    """:func:`cqlcodec.driver.load_table` awaited: the same arguments (``options``: its
+    further keywords, ``ignore_writetime``, ``max_errors``, ``bad_rows``, ``dry_run``,
+    ``rate``, ...), result and errors (:class:`~cqlcodec.driver.LoadError`,
+    :class:`~cqlcodec.driver.InsertError`). The whole load runs in one thread of
+    cqlcodec's small pool, off the loop (``progress`` is called there): its requests
+    are sent through the driver's callbacks, ``concurrency`` in flight, without a
+    thread per request."""
+    return await off_loop(lambda: sync_load_table(
         session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
         batch_by_replica=batch_by_replica, batch_bytes=batch_bytes, concurrency=concurrency,
         consistency_level=consistency_level, retries=retries, retry_timeout=retry_timeout,
-        raise_on_error=raise_on_error, progress=progress))
+        raise_on_error=raise_on_error, progress=progress, **options))

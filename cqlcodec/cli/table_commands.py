@@ -26,7 +26,9 @@ from cqlcodec.cli import exits
 from cqlcodec.cli.connect import ConnectError, add_connection_options, open_session
 from cqlcodec.cli.progress import Progress, summary
 from cqlcodec.cli.unload_files import (
+    COMPRESSIONS,
     FORMATS,
+    TEXT_FORMATS,
     Manifest,
     ManifestError,
     remove_temporaries,
@@ -60,7 +62,8 @@ def add_commands(sub: Any) -> None:
                        epilog=exits.DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("table", metavar="KEYSPACE.TABLE")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="output directory; - writes csv or jsonl to stdout")
     p.add_argument("--format", choices=sorted(FORMATS), default="parquet",
                    help="file format (default parquet)")
     p.add_argument("--columns", metavar="A,B", help="only these columns (default all)")
@@ -69,6 +72,18 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue an unload into DIR that was stopped: write only the splits "
                         "its manifest does not list")
+    p.add_argument("--compress", choices=sorted(COMPRESSIONS),
+                   help="compress csv or jsonl output (files get .gz or .zst)")
+    p.add_argument("--parquet-compression", metavar="CODEC",
+                   choices=["none", "snappy", "gzip", "brotli", "lz4", "zstd"],
+                   help="the Parquet files' codec (default snappy)")
+    p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
+                   help="at most this many rows per second")
+    p.add_argument("--writetime", action="store_true",
+                   help="add a column writetime(c) (microseconds) per regular column c")
+    p.add_argument("--ttl", action="store_true",
+                   help="add a column ttl(c) (seconds left, empty without TTL) per regular "
+                        "column c")
     _scan_options(p)
     p.set_defaults(run=cmd_unload)
 
@@ -78,7 +93,10 @@ def add_commands(sub: Any) -> None:
                        epilog=exits.DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("table", metavar="KEYSPACE.TABLE")
-    p.add_argument("sources", nargs="+", metavar="FILE_OR_DIR")
+    p.add_argument("sources", nargs="+", metavar="FILE_OR_DIR",
+                   help="files or directories; - reads stdin (with --format)")
+    p.add_argument("--format", choices=["csv", "jsonl"],
+                   help="the format of stdin (files are known by their names)")
     p.add_argument("--columns", metavar="A,B", help="only these source columns (default all)")
     p.add_argument("--chunk-rows", type=_positive, default=20_000, metavar="N",
                    help="rows read, checked and sent at a time (default 20000)")
@@ -89,6 +107,19 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--concurrency", type=_positive, default=16, metavar="N",
                    help="requests (batches) in flight (default 16)")
     _retry_options(p, "without a row written")
+    p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
+                   help="at most this many rows per second")
+    p.add_argument("--max-errors", type=int, metavar="N",
+                   help="go on past bad rows (wrong type, out of range, refused by the "
+                        "server); stop after more than N (exit status 1 if any)")
+    p.add_argument("--bad-rows", metavar="FILE",
+                   help="append the bad rows to FILE (CSV for CSV input, else JSON lines) "
+                        "with their error and source position; implies going on past them")
+    p.add_argument("--dry-run", action="store_true",
+                   help="read, convert and bind every row, send nothing, report the errors")
+    p.add_argument("--ignore-writetime", action="store_true",
+                   help="leave out the source's writetime(c)/ttl(c) columns: cells get the "
+                        "time of the load and no TTL")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
     add_connection_options(p)
     p.set_defaults(run=cmd_load, error_status=exits.BAD_INPUT)
@@ -102,6 +133,12 @@ def add_commands(sub: Any) -> None:
     p.add_argument("table", metavar="KEYSPACE.TABLE")
     p.add_argument("--where", metavar="COND",
                    help="count only rows matching this CQL condition (ALLOW FILTERING)")
+    p.add_argument("--by", choices=["host", "range", "partition"],
+                   help="one line per replica host, token range or partition: the group, "
+                        "then its row count")
+    p.add_argument("--top", type=_positive, default=10, metavar="N",
+                   help="with --by partition: the N largest partitions (default 10)")
+    p.add_argument("--json", action="store_true", help="with --by: one JSON document")
     _scan_options(p)
     p.set_defaults(run=cmd_count)
 
@@ -113,6 +150,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
     return value
 
 
@@ -194,14 +241,26 @@ def cmd_unload(args: argparse.Namespace) -> int:
 
     columns = _columns(args.columns)
     out = args.output
+    if args.compress and args.format not in TEXT_FORMATS:
+        raise TableCommandError("--compress is for csv and jsonl (Parquet: "
+                                "--parquet-compression)", exits.USAGE)
+    if out == "-":
+        if args.format not in TEXT_FORMATS:
+            raise TableCommandError("-o - (stdout) writes csv or jsonl only", exits.USAGE)
+        return _unload_to_stdout(args, columns)
     if os.path.exists(out) and not os.path.isdir(out):
         raise TableCommandError(f"{out} is not a directory", exits.BAD_INPUT)
     cluster, session = _connect(args)
     try:
         ref = table_ref(session, args.table)
         table = str(ref)
-        table_schema_batch(session, table, columns)  # unknown columns fail before any file
+        # unknown columns fail before any file
+        table_schema_batch(session, table, columns, writetime=args.writetime, ttl=args.ttl)
         header = {"table": table, "columns": columns, "where": args.where, "format": args.format}
+        if args.writetime or args.ttl:
+            header.update(writetime=args.writetime, ttl=args.ttl)
+        if args.compress:
+            header["compress"] = args.compress
         os.makedirs(out, exist_ok=True)
         try:
             manifest = Manifest.load(out)
@@ -236,12 +295,18 @@ def cmd_unload(args: argparse.Namespace) -> int:
         before = progress.rows
         cl = _consistency(args)
 
+        limiter = _limiter(args)
+
         def unload_split(index: int) -> None:
             batches = read_split(session, table, splits[index], columns, where=args.where,
-                                 fetch_size=args.fetch_size, consistency_level=cl,
-                                 retries=args.retries, retry_timeout=args.retry_timeout)
-            name = split_file_name(index, args.format)
-            rows = write_split(iter(batches), out, name, args.format, progress.add_rows)
+                                 fetch_size=_fetch_size(args), consistency_level=cl,
+                                 retries=args.retries, retry_timeout=args.retry_timeout,
+                                 writetime=args.writetime, ttl=args.ttl)
+            name = split_file_name(index, args.format, args.compress)
+            rows = write_split(_throttled(batches, limiter), out, name, args.format,
+                               progress.add_rows,
+                               compress=args.compress,
+                               parquet_compression=args.parquet_compression)
             manifest.finished(index, name if rows else None, rows)
             progress.unit_done()
 
@@ -263,6 +328,60 @@ def cmd_unload(args: argparse.Namespace) -> int:
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> int:
+    """``unload -o -``: every split's rows, as they arrive, to stdout (csv or jsonl)."""
+    import pyarrow as pa
+
+    from cqlcodec.cli.unload_files import open_output, write_csv_stream, write_jsonl
+    from cqlcodec.driver import ScanError, scan_table
+
+    cluster, session = _connect(args)
+    try:
+        progress = Progress("unloaded", "splits", 0, 0, _show_progress(args))
+        try:
+            scan = scan_table(session, args.table, columns, where=args.where,
+                              splits=args.splits, concurrency=args.concurrency,
+                              fetch_size=_fetch_size(args),
+                              consistency_level=_consistency(args),
+                              retries=args.retries, retry_timeout=args.retry_timeout,
+                              writetime=args.writetime, ttl=args.ttl)
+            pages = _throttled(scan, _limiter(args))
+            with scan, open_output(pa, sys.stdout.buffer, args.compress) as sink:
+                if args.format == "jsonl":
+                    rows = write_jsonl(pages, sink, progress.add_rows)
+                else:
+                    rows = write_csv_stream(pa, pages, sink, progress.add_rows)
+            sys.stdout.flush()
+        except ScanError as exc:
+            raise TableCommandError(str(exc), exits.FAILED) from None
+        progress.finish()
+        _say(args, summary("unloaded", rows, progress.elapsed, "to stdout"))
+        return exits.OK
+    finally:
+        cluster.shutdown()
+
+
+def _limiter(args: argparse.Namespace) -> Any:
+    from cqlcodec.driver.throttle import RowRate
+
+    return RowRate(args.rate) if args.rate else None
+
+
+def _fetch_size(args: argparse.Namespace) -> int:
+    """--fetch-size, at most a tenth of a second of rows under --rate."""
+    from cqlcodec.driver.throttle import piece_rows
+
+    return piece_rows(args.rate, args.fetch_size) if args.rate else int(args.fetch_size)
+
+
+def _throttled(batches: Any, limiter: Any) -> Any:
+    """The batches, each let through when --rate allows its rows."""
+    for batch in batches:
+        if limiter is not None:
+            limiter.wait(len(batch))
+        yield batch
 
 
 def _consistency(args: argparse.Namespace) -> int:
@@ -311,13 +430,15 @@ def cmd_load(args: argparse.Namespace) -> int:
     """``load``: the files into the table through :func:`cqlcodec.driver.load_table`."""
     _require_pyarrow()
     from cqlcodec.driver import LoadProgress, load_table
+    from cqlcodec.driver.bad_rows import BadRowsFile
     from cqlcodec.driver.outage import host_watch
-    from cqlcodec.driver.sources import source_parts
+    from cqlcodec.driver.sources import LoadError, source_parts
 
     columns = _columns(args.columns)
-    parts = source_parts(list(args.sources))  # bad paths fail before connecting
+    parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
     cluster, session = _connect(args)
     try:
+        _warn_counter_rows(session, args)
         progress = Progress("loaded", "files", len(parts), 0, _show_progress(args))
         progress.status = host_watch(session).waiting_text
 
@@ -329,14 +450,43 @@ def cmd_load(args: argparse.Namespace) -> int:
             progress.units_done = p.parts_done
             progress.set_rows(p.rows)
 
-        result = load_table(session, args.table, list(args.sources), columns=columns,
-                            chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
-                            batch_bytes=args.batch_bytes, concurrency=args.concurrency,
-                            consistency_level=_consistency(args), retries=args.retries,
-                            retry_timeout=args.retry_timeout, raise_on_error=False,
-                            progress=report)
+        bad_file = None
+        if args.bad_rows:
+            bad_file = BadRowsFile(args.bad_rows, all(p.kind == "csv" for p in parts))
+        tolerant = args.max_errors is not None or bad_file is not None or args.dry_run
+        try:
+            result = load_table(
+                session, args.table, list(args.sources), columns=columns,
+                chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
+                batch_bytes=args.batch_bytes, concurrency=args.concurrency,
+                consistency_level=_consistency(args), retries=args.retries,
+                retry_timeout=args.retry_timeout, raise_on_error=False, progress=report,
+                ignore_writetime=args.ignore_writetime, stdin_format=args.format,
+                max_errors=args.max_errors if args.max_errors is not None else
+                (1 << 62 if tolerant else None),
+                bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate)
+        except LoadError as exc:
+            if not tolerant or "bad rows" not in exc.reason:
+                raise
+            progress.finish()
+            where = f" (in {args.bad_rows})" if args.bad_rows else ""
+            raise TableCommandError(f"{exc}{where}", exits.FAILED) from None
+        finally:
+            if bad_file is not None:
+                bad_file.close()
         progress.finish()
         detail = f"{result.requests:,} requests"
+        if args.dry_run:
+            for f in result.failures[:5]:
+                sys.stderr.write(f"cqlcodec: row {f.row}: {f.error}\n")
+            _say(args, f"dry run: {result.rows:,} rows read and bound, "
+                       f"{len(result.failures):,} bad, nothing sent")
+            return exits.FAILED if result.failures else exits.OK
+        if result.failures and tolerant:
+            where = f" (in {args.bad_rows})" if args.bad_rows else ""
+            _say(args, summary("loaded", result.written, progress.elapsed,
+                               f"{len(result.failures):,} bad rows{where}, {detail}"))
+            return exits.FAILED
         if result.failures:
             for f in result.failures[:5]:
                 sys.stderr.write(f"cqlcodec: row {f.row}: {type(f.error).__name__}: {f.error}\n")
@@ -347,6 +497,23 @@ def cmd_load(args: argparse.Namespace) -> int:
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _warn_counter_rows(session: Any, args: argparse.Namespace) -> None:
+    """A warning on stderr when the target is a counter table that has rows already:
+    the load adds to them."""
+    from cqlcodec.driver.load import resolve_table
+    from cqlcodec.driver.scan import protect_name
+
+    meta = resolve_table(session, args.table)
+    if not any(str(c.cql_type) == "counter" for c in meta.columns.values()):
+        return
+    cql = (f"SELECT * FROM {protect_name(meta.keyspace_name)}.{protect_name(meta.name)} "
+           "LIMIT 1")
+    if session.execute(cql).one() is not None:
+        sys.stderr.write(f"cqlcodec: warning: {args.table} is a counter table that has rows "
+                         "already: the load adds the file's counts to them\n")
+        sys.stderr.flush()
 
 
 # --------------------------------------------------------------------------- count
@@ -374,16 +541,30 @@ def cmd_count(args: argparse.Namespace) -> int:
         progress.status = host_watch(session).waiting_text
         lock = threading.Lock()
         total = [0]
+        counts: dict[int, int] = {}
+        partitions = None
+        if args.by == "partition":
+            if args.where:
+                raise TableCommandError("--by partition counts whole partitions: no --where",
+                                        exits.USAGE)
+            from cqlcodec.cli.count_groups import PartitionCounter
+
+            partitions = PartitionCounter(session, ref, args.top, _consistency(args))
 
         def count_split(index: int) -> None:
             s = splits[index]
-            patience = Patience(session, args.retry_timeout, args.retries)
-            try:
-                n = _count_range(session, statement, s.start, s.end, s.replicas, patience, 0)
-            finally:
-                patience.done()
+            if partitions is not None:
+                n = partitions.count_split(s, _host(session, s.replicas))
+            else:
+                patience = Patience(session, args.retry_timeout, args.retries)
+                try:
+                    n = _count_range(session, statement, s.start, s.end, s.replicas,
+                                     patience, 0)
+                finally:
+                    patience.done()
             with lock:
                 total[0] += n
+                counts[index] = n
             progress.add_rows(n)
             progress.unit_done()
 
@@ -395,7 +576,14 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise TableCommandError(f"{len(failed)} of {len(splits)} splits could not be "
                                     f"counted (first: {s}: {type(error).__name__}: {error})",
                                     exits.FAILED)
-        print(total[0])
+        if args.by:
+            from cqlcodec.cli.count_groups import by_host, by_range, render
+
+            groups = (partitions.largest() if partitions is not None else
+                      by_host(splits, counts) if args.by == "host" else by_range(splits, counts))
+            print(render(args.by, groups, ref.partition_key, args.json))
+        else:
+            print(total[0])
         _say(args, summary("counted", total[0], progress.elapsed, f"{len(splits)} splits"))
         return exits.OK
     finally:

@@ -20,7 +20,10 @@ from typing import Any, Final
 from cqlcodec.columnar.stream import stream_capsule_of
 
 MANIFEST: Final = "_manifest.json"
-FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow"}
+FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl": "jsonl"}
+# --compress: the codec's name in pyarrow and the file name's suffix
+COMPRESSIONS: Final = {"gzip": ".gz", "zstd": ".zst"}
+TEXT_FORMATS: Final = ("csv", "jsonl")
 ROW_GROUP_ROWS: Final = 65_536
 TEMP_MARK: Final = ".tmp-"
 
@@ -95,9 +98,105 @@ def remove_temporaries(directory: str) -> None:
             os.unlink(os.path.join(directory, name))
 
 
-def split_file_name(index: int, fmt: str) -> str:
+def split_file_name(index: int, fmt: str, compress: str | None = None) -> str:
     """The file name of split ``index`` (stable across runs)."""
-    return f"part-{index:05d}.{FORMATS[fmt]}"
+    suffix = COMPRESSIONS[compress] if compress else ""
+    return f"part-{index:05d}.{FORMATS[fmt]}{suffix}"
+
+
+def open_output(pa: Any, path_or_file: Any, compress: str | None) -> Any:
+    """A pyarrow output stream to a path or a binary file object, compressed with
+    ``compress`` (``gzip`` or ``zstd``, pyarrow's own codecs) when given."""
+    if isinstance(path_or_file, str):
+        raw = pa.OSFile(path_or_file, "wb")
+    else:
+        raw = pa.PythonFile(_KeptOpen(path_or_file), mode="w")
+    if compress is None:
+        return raw
+    return pa.CompressedOutputStream(raw, compress)
+
+
+class _KeptOpen:
+    """A binary file (stdout) that closing the stream written through leaves open."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+        self.closed = False
+
+    def write(self, data: bytes) -> int:
+        """Writes ``data``."""
+        return int(self.file.write(data))
+
+    def flush(self) -> None:
+        """Flushes the file."""
+        self.file.flush()
+
+    def close(self) -> None:
+        """Flushes, and leaves the file open."""
+        self.file.flush()
+        self.closed = True
+
+    def writable(self) -> bool:
+        """True."""
+        return True
+
+
+def jsonl_lines(batch: Any) -> Iterator[str]:
+    """The rows of a :class:`~cqlcodec.ColumnBatch` as JSON lines (the mapping of
+    :mod:`cqlcodec.driver.json_values`)."""
+    import json
+
+    from cqlcodec.driver.json_values import to_json
+
+    names = batch.names
+    types = batch.types
+    columns = [batch.column(i).to_pylist() for i in range(len(names))]
+    dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
+                             separators=(",", ":")).encode
+    for values in zip(*columns):
+        yield dumps({n: to_json(v, t) for n, v, t in zip(names, values, types)}) + "\n"
+
+
+def write_jsonl(batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
+    """Writes the rows of ``batches`` (ColumnBatches) to ``sink`` (a binary stream) as
+    JSON lines; returns the rows written."""
+    rows = 0
+    for batch in batches:
+        n = len(batch)
+        if not n:
+            continue
+        sink.write("".join(jsonl_lines(batch)).encode("utf-8"))
+        rows += n
+        if on_rows is not None:
+            on_rows(n)
+    return rows
+
+
+def write_csv_stream(pa: Any, batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
+    """Writes the rows of ``batches`` (ColumnBatches) to ``sink`` (a pyarrow output
+    stream) as CSV with one header line; returns the rows written."""
+    import pyarrow.csv as pcsv
+
+    writer = None
+    rows = 0
+    try:
+        for batch in batches:
+            if not len(batch):
+                continue
+            ready = csv_ready(pa, pa.record_batch(batch))
+            if writer is None:
+                schema = ready.schema
+                writer = pcsv.CSVWriter(sink, schema)
+            elif ready.schema != schema:
+                ready = ready.cast(schema)
+            writer.write_batch(ready)
+            rows += len(batch)
+            if on_rows is not None:
+                on_rows(len(batch))
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
 
 
 class _Batches:
@@ -121,10 +220,13 @@ class _Batches:
 
 
 def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
-                on_rows: Any = None) -> int:
+                on_rows: Any = None, *, compress: str | None = None,
+                parquet_compression: str | None = None) -> int:
     """Writes the rows of ``batches`` (ColumnBatches of one split) to ``directory/name``
     through a temporary file renamed when complete; returns the rows written. A split
-    without rows writes no file (returns 0). ``on_rows(n)`` is called per batch."""
+    without rows writes no file (returns 0). ``on_rows(n)`` is called per batch.
+    ``compress`` (gzip, zstd) compresses a csv or jsonl file; ``parquet_compression``
+    is the Parquet writer's codec (its default: snappy)."""
     import pyarrow as pa
 
     first = None
@@ -134,13 +236,15 @@ def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
             break
     if first is None:
         return 0
+    if fmt in TEXT_FORMATS:
+        return _write_text(pa, first, batches, directory, name, fmt, on_rows, compress)
     stream = _Batches(first, batches)
     reader = pa.RecordBatchReader.from_stream(stream)
     final = os.path.join(directory, name)
     temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}-{threading.get_ident()}")
     try:
         try:
-            rows = _write(pa, reader, temp, fmt, on_rows)
+            rows = _write(pa, reader, temp, fmt, on_rows, parquet_compression)
         except Exception:
             if stream.error is not None:
                 raise stream.error from None
@@ -152,14 +256,41 @@ def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
     return rows
 
 
-def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any) -> int:
+def _write_text(pa: Any, first: Any, rest: Iterator[Any], directory: str, name: str,
+                fmt: str, on_rows: Any, compress: str | None) -> int:
+    final = os.path.join(directory, name)
+    temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}-{threading.get_ident()}")
+    batches = _chain(first, rest)
+    try:
+        with open_output(pa, temp, compress) as sink:
+            if fmt == "jsonl":
+                rows = write_jsonl(batches, sink, on_rows)
+            else:
+                rows = write_csv_stream(pa, batches, sink, on_rows)
+        with open(temp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(temp, final)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return rows
+
+
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest
+
+
+def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
+           parquet_compression: str | None = None) -> int:
     rows = 0
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         pending: list[Any] = []
         held = 0
-        with pq.ParquetWriter(temp, reader.schema) as writer:
+        options = {"compression": parquet_compression} if parquet_compression else {}
+        with pq.ParquetWriter(temp, reader.schema, **options) as writer:
             for batch in reader:
                 pending.append(batch)
                 held += batch.num_rows
@@ -178,22 +309,6 @@ def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any) -> int:
                 rows += batch.num_rows
                 if on_rows is not None:
                     on_rows(batch.num_rows)
-    else:
-        import pyarrow.csv as pcsv
-
-        writer = None
-        try:
-            for batch in reader:
-                ready = csv_ready(pa, batch)
-                if writer is None:
-                    writer = pcsv.CSVWriter(temp, ready.schema)
-                writer.write_batch(ready)
-                rows += batch.num_rows
-                if on_rows is not None:
-                    on_rows(batch.num_rows)
-        finally:
-            if writer is not None:
-                writer.close()
     with open(temp, "rb+") as f:
         os.fsync(f.fileno())
     return rows

@@ -53,7 +53,7 @@ from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
 
-__all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "execute_columns",
+__all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "bind_all", "execute_columns",
            "insert_columns", "insert_steps"]
 
 _I32: Final = struct.Struct(">i")
@@ -556,6 +556,17 @@ def _replicas_of(session: Session, keyspace: str | None) -> Grouping:
     def by_ring(bounds: list[Bound]) -> list[int]:
         return ring_slots(bounds, hash_fn, values, owners)
     return by_ring
+
+
+def bind_all(prepared_statement: PreparedStatement, columns: object) -> int:
+    """Bind every row of ``columns`` as :func:`insert_columns` would and send nothing
+    (a dry run); returns the rows bound. A value that cannot be encoded raises
+    :class:`cqlcodec.BindError` naming the column and the row."""
+    binder = ColumnarBinder(_prepared_of(prepared_statement), columns)
+    step = 4096
+    for start in range(0, binder.num_rows, step):
+        binder.bind_rows(start, min(binder.num_rows, start + step))
+    return binder.num_rows
 
 
 def insert_columns(session: Session, prepared_statement: PreparedStatement, columns: object, *,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -24,9 +24,22 @@ from cassandra.cluster import NoHostAvailable, Session
 from cassandra.connection import ConnectionException
 from cassandra.query import PreparedStatement
 
-from cqlcodec.driver.columns import InsertError, InsertFailure, InsertResult, insert_steps
+from cqlcodec.driver.bad_rows import BadRow, BadRowsFile
+from cqlcodec.driver.cell_times import (
+    TimedColumns,
+    take_rows,
+    time_column_types,
+    time_columns,
+    write_timed_chunk,
+)
+from cqlcodec.driver.columns import (
+    InsertError,
+    InsertFailure,
+    InsertResult,
+    bind_all,
+    insert_columns,
+)
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
-from cqlcodec.driver.sender import Outcomes, Sends, run_steps
 from cqlcodec.driver.sources import (
     LoadError,
     SourcePart,
@@ -36,9 +49,10 @@ from cqlcodec.driver.sources import (
     source_parts,
 )
 from cqlcodec.driver.splits import SplitPlanError, table_ref
+from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.errors import BindError
 
-__all__ = ["LoadProgress", "load_steps", "load_table", "resolve_table"]
+__all__ = ["LoadProgress", "load_table", "resolve_table"]
 
 RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
                     ConnectionException, OSError)
@@ -84,7 +98,11 @@ def load_table(session: Session, table: str, source: object, *,
                batch_bytes: int = 40_000, concurrency: int = 16,
                consistency_level: int | None = None, retries: int | None = None,
                retry_timeout: float | None = None, raise_on_error: bool = True,
-               progress: Callable[[LoadProgress], None] | None = None) -> InsertResult:
+               progress: Callable[[LoadProgress], None] | None = None,
+               ignore_writetime: bool = False,
+               stdin_format: str | None = None, max_errors: int | None = None,
+               bad_rows: BadRowsFile | None = None, dry_run: bool = False,
+               rate: float | None = None) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -120,45 +138,57 @@ def load_table(session: Session, table: str, source: object, *,
     not have been applied). What still fails is in ``failures`` and, with
     ``raise_on_error``, raises :class:`InsertError` at the end. ``progress`` is called
     after every chunk with a :class:`LoadProgress`.
+
+    Source columns named ``writetime(c)`` and ``ttl(c)`` (what ``scan_table(...,
+    writetime=True, ttl=True)`` and ``unload --writetime --ttl`` write) are the write
+    time and TTL of column ``c``: each cell is written with its own, one statement per
+    (write time, TTL) group of a row's cells, ``USING TIMESTAMP ? AND TTL ?``, still
+    batched by replica (see :mod:`cqlcodec.driver.cell_times`).
+    ``ignore_writetime=True`` leaves those columns out (the server's times of now).
+    JSON lines files (``.jsonl``, see :mod:`cqlcodec.driver.json_values`) and
+    compressed CSV or JSON lines (``.gz``, ``.zst``) are read too; the source ``"-"``
+    is stdin, in ``stdin_format`` (``csv`` or ``jsonl``).
+    A counter table is written with ``UPDATE ... SET c = c + ?`` batched by
+    partition: loading the same rows twice adds them twice.
+
+    ``max_errors`` (or ``bad_rows``) makes bad rows part of the result instead of the
+    end of the load: a row whose value cannot be bound (wrong type, out of range) is
+    left out of its chunk and the rest sent; a row the server refuses (rows of a
+    refused batch are sent again one by one to find it) is bad too. Each bad row is in
+    ``failures`` and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with
+    its error and its place in the source. More than ``max_errors`` bad rows stop the
+    load with :class:`LoadError`. ``dry_run=True`` reads, converts and binds every row
+    and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
+    rows per second (chunks of at most a tenth of a second of rows, see
+    :mod:`cqlcodec.driver.throttle`).
     """
-    return run_steps(session, load_steps(
-        session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
-        batch_by_replica=batch_by_replica, batch_bytes=batch_bytes, concurrency=concurrency,
-        consistency_level=consistency_level, retries=retries, retry_timeout=retry_timeout,
-        raise_on_error=raise_on_error, progress=progress))
-
-
-def load_steps(session: Session, table: str, source: object, *,
-               columns: Sequence[str] | None = None,
-               rename: Mapping[str, str] | None = None,
-               chunk_rows: int = 20_000, batch_by_replica: bool = True,
-               batch_bytes: int = 40_000, concurrency: int = 16,
-               consistency_level: int | None = None, retries: int | None = None,
-               retry_timeout: float | None = None, raise_on_error: bool = True,
-               progress: Callable[[LoadProgress], None] | None = None,
-               ) -> Generator[Sends, Outcomes, InsertResult]:
-    """:func:`load_table` as a generator of the :class:`~cqlcodec.driver.sender.Sends` it
-    needs (see :func:`cqlcodec.driver.columns.insert_steps`); it returns the
-    :class:`InsertResult`."""
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
     check_retry_options(timeout, retries)
     pa = arrow_module()
+    limiter = None
+    if rate is not None:
+        limiter = RowRate(rate)
+        chunk_rows = piece_rows(rate, chunk_rows)
     meta = resolve_table(session, table)
     table_name = f"{meta.keyspace_name}.{meta.name}"
     cql_types = {name: str(col.cql_type) for name, col in meta.columns.items()}
     key_columns = [c.name for c in meta.primary_key]
     counter = "counter" in cql_types.values()
     renamed = dict(rename or {})
-    parts = source_parts(source)
+    time_types = time_column_types(session, meta)
+    parts = source_parts(source, stdin_format)
+    json_types = _json_types(session, table_name, renamed, parts)
     for part in parts:  # every file is checked before anything is sent
         names = peek_columns(part)
         if names is not None:
-            _check_columns(_target_names(names, columns, renamed), cql_types, key_columns,
-                           table_name, part.name)
+            targets = _target_names(names, columns, renamed)
+            _check_columns([n for n in targets if n not in time_types], cql_types,
+                           key_columns, table_name, part.name)
     result = InsertResult(0)
     statements: dict[tuple[str, ...], PreparedStatement] = {}
+    timed_statements: dict[Any, PreparedStatement] = {}
     rows_total = _total_rows(parts)
     bytes_total = sum(p.size for p in parts)
     bytes_done = 0
@@ -166,21 +196,50 @@ def load_steps(session: Session, table: str, source: object, *,
     started = time.monotonic()
     patience = Patience(session, timeout, retries)  # the clock of the whole load: time without a write
     for part in parts:
-        csv_types = {src: cql_types[renamed.get(src, src)] for src in
-                     (peek_columns(part) or []) if renamed.get(src, src) in cql_types}
-        batches = open_source(part, chunk_rows, csv_types)
+        part_first = result.rows
+        all_types = {**time_types, **cql_types}
+        csv_types = {src: all_types[renamed.get(src, src)] for src in
+                     (peek_columns(part) or []) if renamed.get(src, src) in all_types}
+        batches = open_source(part, chunk_rows, csv_types, json_types)
         while True:
             first_row = result.rows
             try:
                 batch = next(batches, None)
                 if batch is None:
                     break
-                yield from _load_chunk(session, pa, batch, part, first_row, columns, renamed,
-                                       cql_types, key_columns, table_name, statements,
-                                       consistency_level, result,
-                                       batch_by_replica=batch_by_replica,
-                                       batch_bytes=batch_bytes, concurrency=concurrency,
-                                       patience=patience, counter=counter)
+                if limiter is not None:
+                    limiter.wait(_num_rows(batch))
+                keep = set(columns) if columns is not None else None
+                chosen = [n for n in (list(batch) if isinstance(batch, Mapping)
+                                      else batch.schema.names) if keep is None or n in keep]
+                timed = time_columns([renamed.get(n, n) for n in chosen], meta)
+
+                def write(chunk: Any, start: int, into: InsertResult, grouped: bool,
+                          timed: TimedColumns = timed, chosen: list[str] = chosen,
+                          part: SourcePart = part) -> None:
+                    if timed and not ignore_writetime and not dry_run:
+                        _load_timed_chunk(session, pa, chunk, chosen, renamed, timed, meta,
+                                          table_name, timed_statements, consistency_level,
+                                          into, start, batch_by_replica=grouped,
+                                          batch_bytes=batch_bytes, concurrency=concurrency,
+                                          patience=patience)
+                    else:
+                        _load_chunk(session, pa, chunk, part, start, columns, renamed,
+                                    cql_types, key_columns, table_name, statements,
+                                    consistency_level, into, batch_by_replica=grouped,
+                                    batch_bytes=batch_bytes, concurrency=concurrency,
+                                    patience=patience, counter=counter,
+                                    dropped=frozenset(time_types), dry_run=dry_run)
+
+                if max_errors is None and bad_rows is None:
+                    write(batch, first_row, result, batch_by_replica)
+                else:
+                    _write_tolerant(pa, write, batch, first_row, part_first, part.name,
+                                    result, batch_by_replica, bad_rows)
+                    if max_errors is not None and len(result.failures) > max_errors:
+                        raise LoadError(f"more than {max_errors} bad rows "
+                                        f"({len(result.failures)}): the load stopped",
+                                        source=part.name)
             except LoadError as exc:
                 if exc.source:
                     raise
@@ -202,6 +261,95 @@ def load_steps(session: Session, table: str, source: object, *,
     if result.failures and raise_on_error:
         raise InsertError(result)
     return result
+
+
+def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], None],
+                    batch: Any, first_row: int, part_first: int, part_name: str,
+                    result: InsertResult, grouped: bool, bad_rows: BadRowsFile | None) -> None:
+    """One chunk, its bad rows left out and reported instead of stopping the load:
+    a row that fails binding is taken out and the rest bound again; rows of requests
+    the server refused are sent again one by one, and those refused again are bad."""
+    current = batch
+    total = _num_rows(batch)
+    index = list(range(total))
+    failures: dict[int, tuple[BaseException, dict[str, Any]]] = {}
+    done = InsertResult(0)
+    while index:
+        done = InsertResult(0)
+        try:
+            write(current, 0, done, grouped)
+            break
+        except LoadError as exc:
+            if exc.row is None:
+                raise
+            reason = f'column "{exc.column}": {exc.reason}' if exc.column else exc.reason
+            failures[index[exc.row]] = (LoadError(reason), _row_values(current, exc.row))
+            current = _drop_row(pa, current, exc.row)
+            del index[exc.row]
+    refused = [f for f in done.failures if not isinstance(f.error, RETRYABLE)]
+    kept = [f for f in done.failures if isinstance(f.error, RETRYABLE)]
+    if refused and grouped:  # find the rows the server refuses among their batch mates
+        rows = [f.row for f in refused]
+        alone = InsertResult(0)
+        write(_take_rows(pa, current, rows), 0, alone, False)
+        done.requests += alone.requests
+        refused = [InsertFailure(rows[f.row], f.error) for f in alone.failures]
+    for f in [*kept, *refused]:
+        failures[index[f.row]] = (f.error, _row_values(current, f.row))
+    result.rows += total
+    result.requests += done.requests
+    for row in sorted(failures):
+        error, values = failures[row]
+        result.failures.append(InsertFailure(first_row + row, error))
+        if bad_rows is not None:
+            bad_rows.add(BadRow(values, f"{type(error).__name__}: {error}",
+                                f"{part_name}:{first_row + row - part_first + 1}",
+                                first_row + row))
+
+
+def _num_rows(batch: Any) -> int:
+    if isinstance(batch, Mapping):
+        return len(next(iter(batch.values()))) if batch else 0
+    return int(batch.num_rows)
+
+
+def _row_values(batch: Any, row: int) -> dict[str, Any]:
+    if isinstance(batch, Mapping):
+        return {n: _python_value(c[row]) for n, c in batch.items()}
+    return {n: batch.column(i)[row].as_py() for i, n in enumerate(batch.schema.names)}
+
+
+def _python_value(value: Any) -> Any:
+    as_py = getattr(value, "as_py", None)
+    if as_py is not None:
+        return as_py()
+    item = getattr(value, "item", None)
+    return item() if item is not None and getattr(value, "ndim", 1) == 0 else value
+
+
+def _drop_row(pa: Any, batch: Any, row: int) -> Any:
+    keep = [i for i in range(_num_rows(batch)) if i != row]
+    return _take_rows(pa, batch, keep)
+
+
+def _take_rows(pa: Any, batch: Any, rows: list[int]) -> Any:
+    if isinstance(batch, Mapping):
+        return {n: take_rows(pa, c if isinstance(c, list) or hasattr(c, "take") else list(c),
+                             rows) for n, c in batch.items()}
+    return batch.take(pa.array(rows, type=pa.int64()))
+
+
+def _json_types(session: Session, table_name: str, renamed: Mapping[str, str],
+                parts: list[SourcePart]) -> dict[str, Any]:
+    """The CQL type of every column a JSON lines source may hold, by source name."""
+    if not any(p.kind == "jsonl" for p in parts):
+        return {}
+    from cqlcodec.driver.scan import table_schema_batch
+
+    schema = table_schema_batch(session, _quoted_table(table_name), writetime=True,
+                                ttl=True)
+    source_of = {target: source for source, target in renamed.items()}
+    return {source_of.get(n, n): t for n, t in zip(schema.names, schema.types)}
 
 
 def _total_rows(parts: list[SourcePart]) -> int | None:
@@ -241,18 +389,22 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                 statements: dict[tuple[str, ...], PreparedStatement],
                 consistency_level: int | None, result: InsertResult, *,
                 batch_by_replica: bool, batch_bytes: int, concurrency: int,
-                patience: Patience, counter: bool) -> Generator[Sends, Outcomes, None]:
+                patience: Patience, counter: bool, dropped: frozenset[str] = frozenset(),
+                dry_run: bool = False) -> None:
     mapping = _as_mapping(pa, batch)
     keep = set(columns) if columns is not None else None
-    chunk = {renamed.get(n, n): c for n, c in mapping.items() if keep is None or n in keep}
+    chunk = {renamed.get(n, n): c for n, c in mapping.items()
+             if (keep is None or n in keep) and renamed.get(n, n) not in dropped}
     _check_columns(list(chunk), cql_types, key_columns, table_name, part.name)
     rows = len(next(iter(chunk.values()))) if chunk else 0
     if rows == 0:
         return
     names = tuple(chunk)
     statement = statements.get(names)
+    counters = [n for n in names if cql_types[n] == "counter"]
     if statement is None:
-        statement = _prepare_insert(session, table_name, names, patience)
+        statement = _prepare(session, _write_cql(table_name, names, counters, key_columns),
+                             patience)
         if consistency_level is not None:
             statement.consistency_level = consistency_level
         statements[names] = statement
@@ -262,10 +414,14 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     if unavailable is not None:
         raise LoadError(f"no host of {table_name} came back: {unavailable}", source=part.name)
     try:
-        done = yield from insert_steps(session, statement, chunk, concurrency=concurrency,
-                                       batch_by_replica=batch_by_replica,
-                                       batch_bytes=batch_bytes, chunk_rows=rows,
-                                       raise_on_error=False)
+        if dry_run:
+            bind_all(statement, chunk)
+            result.rows += rows
+            return
+        done = insert_columns(session, statement, chunk, concurrency=concurrency,
+                              batch_by_replica=batch_by_replica and not counters,
+                              batch_by_partition=batch_by_replica and bool(counters),
+                              batch_bytes=batch_bytes, chunk_rows=rows, raise_on_error=False)
     except BindError as exc:
         reason = re.sub(r"^row \d+: ", "", str(exc))
         raise LoadError(reason, source=part.name, column=exc.column,
@@ -279,11 +435,10 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
         if not again or patience.wait_to_retry() is not None:
             break
         kept = [f for f in failures if not isinstance(f.error, RETRYABLE)]
-        retried = yield from insert_steps(session, statement, _take(pa, chunk, again),
-                                          concurrency=max(1, concurrency // 4),
-                                          batch_by_replica=batch_by_replica,
-                                          batch_bytes=batch_bytes, chunk_rows=len(again),
-                                          raise_on_error=False)
+        retried = insert_columns(session, statement, _take(pa, chunk, again),
+                                 concurrency=max(1, concurrency // 4),
+                                 batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
+                                 chunk_rows=len(again), raise_on_error=False)
         requests += retried.requests
         if len(retried.failures) < len(again):
             patience.progressed()
@@ -293,11 +448,56 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     result.failures.extend([InsertFailure(first_row + f.row, f.error) for f in failures])
 
 
-def _prepare_insert(session: Session, table_name: str, names: tuple[str, ...],
-                    patience: Patience) -> PreparedStatement:
-    """The INSERT of ``names``, prepared again while the cluster is unreachable."""
-    cql = (f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
-           f"VALUES ({', '.join('?' * len(names))})")
+def _write_cql(table_name: str, names: Sequence[str], counters: Sequence[str],
+               key_columns: Sequence[str]) -> str:
+    """The INSERT of ``names``; for a counter table the UPDATE adding ``counters``."""
+    if not counters:
+        return (f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
+                f"VALUES ({', '.join('?' * len(names))})")
+    sets = ", ".join(f"{_quoted(c)} = {_quoted(c)} + ?" for c in counters)
+    where = " AND ".join(f"{_quoted(k)} = ?" for k in key_columns)
+    return f"UPDATE {_quoted_table(table_name)} SET {sets} WHERE {where}"
+
+
+def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[str],
+                      renamed: Mapping[str, str], timed: TimedColumns, meta: Any,
+                      table_name: str, statements: dict[Any, PreparedStatement],
+                      consistency_level: int | None, result: InsertResult, first_row: int,
+                      *, batch_by_replica: bool, batch_bytes: int, concurrency: int,
+                      patience: Patience) -> None:
+    """One chunk with its cells' own write times and TTLs; failed rows that timed out
+    are written again (the same cells at the same times: idempotent) until ``patience``
+    gives up."""
+    mapping = dict(batch) if isinstance(batch, Mapping) else \
+        {n: batch.column(i) for i, n in enumerate(batch.schema.names)}
+    chunk = {renamed.get(n, n): mapping[n] for n in chosen}
+    cql_types = {name: str(col.cql_type) for name, col in meta.columns.items()}
+    _check_columns([n for n in chunk if n not in timed.source_names], cql_types,
+                   [c.name for c in meta.primary_key], table_name, "")
+    total = len(next(iter(chunk.values()))) if chunk else 0
+    rows = list(range(total))
+    target = _quoted_table(table_name)
+    failures: list[InsertFailure] = []
+    if patience.failures == 0:
+        patience.progressed()  # the clock runs from the chunk's first send, not its reading
+    attempt = 0
+    while True:
+        part = chunk if attempt == 0 else {n: take_rows(pa, c, rows) for n, c in chunk.items()}
+        done = write_timed_chunk(session, pa, target, meta, part, len(rows), timed, statements,
+                                 consistency_level, batch_by_replica=batch_by_replica,
+                                 batch_bytes=batch_bytes, concurrency=concurrency)
+        result.requests += done.requests
+        if len(done.failures) < len(rows):
+            patience.progressed()
+        failures = [InsertFailure(rows[f.row], f.error) for f in done.failures]
+        rows = [f.row for f in failures if isinstance(f.error, RETRYABLE)]
+        if not rows or patience.wait_to_retry() is not None:
+            break
+        attempt += 1
+    result.rows += total
+    result.failures.extend(InsertFailure(first_row + f.row, f.error) for f in failures)
+def _prepare(session: Session, cql: str, patience: Patience) -> PreparedStatement:
+    """``cql`` prepared, again while the cluster is unreachable."""
     while True:
         try:
             return session.prepare(cql)

@@ -41,6 +41,7 @@ from cassandra.query import PreparedStatement
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
+from cqlcodec.driver.cell_times import select_list
 from cqlcodec.driver.columns import RawPage, send_columnar, wait_page
 from cqlcodec.driver.outage import (
     DEFAULT_RETRY_TIMEOUT,
@@ -110,7 +111,7 @@ class _SplitQuery:
     """The prepared token-range query of one table, column list and filter."""
 
     def __init__(self, session: Session, table: str, columns: Sequence[str] | None,
-                 where: str | None) -> None:
+                 where: str | None, writetime: bool = False, ttl: bool = False) -> None:
         try:
             self.table: TableRef = table_ref(session, table)
         except SplitPlanError as exc:
@@ -126,6 +127,8 @@ class _SplitQuery:
                 raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in table "
                                 f"{self.table}; its columns are {', '.join(known)}")
         selected = "*" if columns is None else ", ".join(protect_name(c) for c in columns)
+        if writetime or ttl:
+            selected = select_list(self.table.metadata, columns, writetime, ttl)
         key = ", ".join(protect_name(c) for c in self.table.partition_key)
         self.cql = (f"SELECT {selected} FROM {protect_name(self.table.keyspace)}."
                     f"{protect_name(self.table.name)} WHERE token({key}) > ? AND token({key}) <= ?")
@@ -312,7 +315,8 @@ class SplitReader:
 def read_split(session: Session, table: str, split: TokenSplit,
                columns: Sequence[str] | None = None, *, where: str | None = None,
                fetch_size: int = 5000, consistency_level: int | None = None,
-               retries: int | None = None, retry_timeout: float | None = None) -> SplitReader:
+               retries: int | None = None, retry_timeout: float | None = None,
+               writetime: bool = False, ttl: bool = False) -> SplitReader:
     """Every row of ``table`` whose token lies in ``split``, exactly once, page by page,
     as :class:`~cqlcodec.ColumnBatch` es (a split without rows gives one empty batch
     that still carries the columns' types).
@@ -329,20 +333,24 @@ def read_split(session: Session, table: str, split: TokenSplit,
     count bound of earlier versions; default ``None``: no count bound). A permanent
     failure (an invalid query, an unauthorized user) fails at once. An unknown table
     or column raises :class:`ScanError` here, before any row. Idempotent: reading the
-    same split again yields the same rows (as of that read).
+    same split again yields the same rows (as of that read). ``writetime`` and ``ttl``
+    add the columns ``writetime(c)`` and ``ttl(c)`` of every regular and static column
+    read (see :mod:`cqlcodec.driver.cell_times`).
     """
     if fetch_size < 1:
         raise ValueError(f"fetch_size must be at least 1, got {fetch_size}")
     timeout = _retry_options(retry_timeout, retries)
-    query = _SplitQuery(session, table, columns, where)
+    query = _SplitQuery(session, table, columns, where, writetime, ttl)
     return SplitReader(session, query, split, fetch_size, consistency_level, retries, timeout)
 
 
 def table_schema_batch(session: Session, table: str,
-                       columns: Sequence[str] | None = None) -> ColumnBatch:
+                       columns: Sequence[str] | None = None, *, writetime: bool = False,
+                       ttl: bool = False) -> ColumnBatch:
     """An empty :class:`~cqlcodec.ColumnBatch` with the columns (names and types) that
-    :func:`read_split` gives for ``table`` and ``columns`` (a Dask ``meta``, a schema)."""
-    query = _SplitQuery(session, table, columns, None)
+    :func:`read_split` gives for ``table``, ``columns``, ``writetime`` and ``ttl`` (a
+    Dask ``meta``, a schema)."""
+    query = _SplitQuery(session, table, columns, None, writetime, ttl)
     future = send_columnar(session, query.statement, (MAX_TOKEN, MAX_TOKEN))
     return wait_page(future).decode()
 
@@ -700,12 +708,13 @@ def check_scan_options(fetch_size: int, retry_timeout: float | None, retries: in
 
 
 def plan_scan(session: Session, table: str, columns: Sequence[str] | None, where: str | None,
-              splits: int | Sequence[TokenSplit] | None,
-              concurrency: int | None) -> tuple[_SplitQuery, list[TokenSplit], int]:
+              splits: int | Sequence[TokenSplit] | None, concurrency: int | None,
+              writetime: bool = False,
+              ttl: bool = False) -> tuple[_SplitQuery, list[TokenSplit], int]:
     """The checked query, the splits and the concurrency of a scan (see :func:`scan_table`):
     reads the driver's metadata, prepares the query and may ask the server for its size
     estimates, so it blocks."""
-    query = _SplitQuery(session, table, columns, where)
+    query = _SplitQuery(session, table, columns, where, writetime, ttl)
     if splits is None or isinstance(splits, int):
         planned = plan_splits(session, str(query.table), splits)
     else:
@@ -722,7 +731,8 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
                concurrency: int | None = None, fetch_size: int = 5000,
                consistency_level: int | None = None, retries: int | None = None,
                retry_timeout: float | None = None,
-               progress: Callable[[ScanProgress], None] | None = None) -> TableScan:
+               progress: Callable[[ScanProgress], None] | None = None,
+               writetime: bool = False, ttl: bool = False) -> TableScan:
     """Read every row of ``table`` ("ks.table", or "table" in the session's keyspace)
     with several token-range splits in flight; returns a :class:`TableScan`.
 
@@ -736,9 +746,14 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
     called with a :class:`ScanProgress` after each page and each finished split (and
     about once a second while the reads wait for a host that is down), in the
     consumer's thread. The table, the columns and the query are checked here
-    (:class:`ScanError`) before anything is read.
+    (:class:`ScanError`) before anything is read. ``writetime=True`` adds a column
+    ``writetime(c)`` (bigint, microseconds) and ``ttl=True`` a column ``ttl(c)`` (int,
+    seconds left, null without TTL) for every regular and static column ``c`` read
+    (not counters); for non-frozen collections and UDTs they are lists, one entry per
+    element cell (see :mod:`cqlcodec.driver.cell_times`).
     """
     timeout = check_scan_options(fetch_size, retry_timeout, retries, concurrency)
-    query, planned, threads = plan_scan(session, table, columns, where, splits, concurrency)
+    query, planned, threads = plan_scan(session, table, columns, where, splits, concurrency,
+                                        writetime, ttl)
     return TableScan(session, query, planned, threads, fetch_size, consistency_level,
                      retries, progress, timeout)

@@ -19,9 +19,12 @@ CQL-like literals) are converted column by column.
 from __future__ import annotations
 
 import ast
+import csv
+import io
 import json
 import os
 import re
+import sys
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,7 +36,9 @@ from cqlcodec.errors import CodecError
 __all__ = ["LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
 
 PARQUET_SUFFIXES: Final = (".parquet", ".pq")
-CSV_SUFFIXES: Final = (".csv", ".csv.gz", ".csv.bz2", ".tsv")
+CSV_SUFFIXES: Final = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".tsv")
+JSONL_SUFFIXES: Final = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson")
+STDIN: Final = "-"
 ARROW_SUFFIXES: Final = (".arrow", ".feather", ".ipc", ".arrows")
 ARROW_HINT: Final = "pip install 'cqlcodec[arrow]' (or pip install pyarrow)"
 
@@ -71,15 +76,25 @@ class SourcePart:
     messages and, where cheap to know, its row count and size in bytes."""
 
     name: str
-    kind: str                 # "parquet", "csv", "arrow" or "object"
+    kind: str                 # "parquet", "csv", "jsonl", "arrow" or "object"
     obj: Any = None           # the in-memory object (kind "object")
     rows: int | None = None
     size: int = 0
 
 
-def source_parts(source: object) -> list[SourcePart]:
+def source_parts(source: object, stdin_format: str | None = None) -> list[SourcePart]:
     """The pieces of ``source`` in reading order, every file checked to exist and to
-    have a known format (LoadError otherwise) before anything is read."""
+    have a known format (LoadError otherwise) before anything is read. The path ``-``
+    is stdin, read as ``stdin_format`` (csv or jsonl)."""
+    listed = isinstance(source, (list, tuple)) and any(
+        isinstance(s, str) and s == STDIN for s in source)
+    if isinstance(source, str) and source == STDIN or listed:
+        if stdin_format not in ("csv", "jsonl"):
+            raise LoadError("reading stdin (-) needs its format: csv or jsonl",
+                            source="stdin")
+        if listed and len(source) != 1:  # type: ignore[arg-type]
+            raise LoadError("stdin (-) is read alone, without other sources", source="stdin")
+        return [SourcePart("stdin", stdin_format, sys.stdin.buffer)]
     if isinstance(source, (str, os.PathLike)):
         return _path_parts(os.fspath(source))
     if isinstance(source, (list, tuple)) and source and all(
@@ -100,6 +115,8 @@ def _format_of(path: str) -> str | None:
         return "parquet"
     if lower.endswith(CSV_SUFFIXES):
         return "csv"
+    if lower.endswith(JSONL_SUFFIXES):
+        return "jsonl"
     if lower.endswith(ARROW_SUFFIXES):
         return "arrow"
     return None
@@ -113,7 +130,8 @@ def _path_parts(path: str) -> list[SourcePart]:
             found.extend(os.path.join(root, f) for f in files
                          if not f.startswith((".", "_")) and _format_of(f) is not None)
         if not found:
-            raise LoadError("no Parquet, CSV or Arrow files in this directory", source=path)
+            raise LoadError("no Parquet, CSV, JSON lines or Arrow files in this directory",
+                            source=path)
         return [_file_part(f) for f in sorted(found)]
     if not os.path.exists(path):
         raise LoadError("no such file or directory", source=path)
@@ -123,7 +141,8 @@ def _path_parts(path: str) -> list[SourcePart]:
 def _file_part(path: str) -> SourcePart:
     kind = _format_of(path)
     if kind is None:
-        raise LoadError("unknown file format (use .parquet, .csv or .arrow files)", source=path)
+        raise LoadError("unknown file format (use .parquet, .csv, .jsonl or .arrow files)",
+                        source=path)
     try:
         size = os.path.getsize(path)
         with open(path, "rb"):
@@ -134,17 +153,20 @@ def _file_part(path: str) -> SourcePart:
 
 
 def open_source(part: SourcePart, chunk_rows: int,
-                csv_types: Mapping[str, str] | None = None) -> Iterator[Any]:
+                csv_types: Mapping[str, str] | None = None,
+                json_types: Mapping[str, Any] | None = None) -> Iterator[Any]:
     """The record batches of one piece (each at most ``chunk_rows`` rows where the
     format allows; an iterable's own batches as they come). Read errors are
     :class:`LoadError` naming the piece. ``csv_types`` maps column name to CQL type
-    name for CSV files."""
+    name for CSV files, ``json_types`` to :class:`~cqlcodec.CqlType` for JSON lines."""
     pa = arrow_module()
     try:
         if part.kind == "parquet":
             yield from _parquet_batches(part, chunk_rows)
         elif part.kind == "csv":
             yield from _csv_batches(pa, part, chunk_rows, csv_types or {})
+        elif part.kind == "jsonl":
+            yield from _jsonl_batches(pa, part, chunk_rows, json_types or {})
         elif part.kind == "arrow":
             yield from _ipc_batches(pa, part)
         else:
@@ -164,17 +186,104 @@ def peek_columns(part: SourcePart, csv_types: Mapping[str, str] | None = None) -
             import pyarrow.parquet as pq
 
             return list(pq.ParquetFile(part.name).schema_arrow.names)
+        if part.kind in ("csv", "jsonl") and part.obj is not None:
+            return _peek_stdin(part)
         if part.kind == "csv":
             import pyarrow.csv as pcsv
 
             with pcsv.open_csv(part.name, **_csv_options(pcsv, part, {})) as reader:
                 return list(reader.schema.names)
+        if part.kind == "jsonl":
+            with _text_input(pa, part) as lines:
+                for line in lines:
+                    if line.strip():
+                        return list(json.loads(line))
+            return []
         if part.kind == "arrow":
             with _open_ipc(pa, part.name) as reader:
                 return list(reader.schema.names)
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise LoadError(f"cannot read it: {exc}", source=part.name) from exc
     return None
+
+
+def _peek_stdin(part: SourcePart) -> list[str]:
+    """The columns of stdin's first line (its CSV header, or its first JSON object),
+    seen without consuming it (at most the stream's buffer, 64 KiB)."""
+    head = bytes(part.obj.peek(1 << 16))
+    line = head.split(b"\n", 1)[0].decode("utf-8").strip()
+    if not line:
+        return []
+    if part.kind == "jsonl":
+        return list(json.loads(line))
+    return next(csv.reader([line]))
+
+
+def _text_input(pa: Any, part: SourcePart) -> Any:
+    """The lines of a text piece (stdin, or a file, decompressed by its suffix)."""
+    if part.obj is not None:
+        return io.TextIOWrapper(_Unclosed(part.obj), encoding="utf-8")
+    stream = pa.input_stream(part.name, compression="detect")
+    return io.TextIOWrapper(stream, encoding="utf-8")
+
+
+class _Unclosed(io.RawIOBase):
+    """stdin, read through a wrapper that closing does not close."""
+
+    def __init__(self, raw: Any) -> None:
+        super().__init__()
+        self.raw = raw
+
+    def readable(self) -> bool:
+        """True."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Reads into ``buffer``."""
+        data = self.raw.read1(len(buffer)) if hasattr(self.raw, "read1") else \
+            self.raw.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _jsonl_batches(pa: Any, part: SourcePart, chunk_rows: int,
+                   json_types: Mapping[str, Any]) -> Iterator[Any]:
+    """JSON lines as mappings of column name to Python values, ``chunk_rows`` lines at
+    a time, each value converted for its column's CQL type (``json_values``)."""
+    from cqlcodec.driver.json_values import from_json
+
+    columns: dict[str, list[Any]] = {}
+    rows = 0
+    with _text_input(pa, part) as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise LoadError(f"line {number} is no JSON object ({exc})",
+                                source=part.name) from None
+            if not isinstance(row, dict):
+                raise LoadError(f"line {number} is no JSON object", source=part.name)
+            for name in row:
+                if name not in columns:
+                    columns[name] = [None] * rows
+            for name, values in columns.items():
+                value = row.get(name)
+                t = json_types.get(name)
+                if t is not None and value is not None:
+                    try:
+                        value = from_json(value, t)
+                    except (ValueError, TypeError, ArithmeticError):
+                        pass  # binding refuses it, naming the column and the row
+                values.append(value)
+            rows += 1
+            if rows >= chunk_rows:
+                yield columns
+                columns = {name: [] for name in columns}
+                rows = 0
+    if rows:
+        yield columns
 
 
 def _parquet_batches(part: SourcePart, chunk_rows: int) -> Iterator[Any]:
@@ -274,7 +383,7 @@ def _csv_batches(pa: Any, part: SourcePart, chunk_rows: int,
     options = _csv_options(pcsv, part, types)
     options["read_options"] = pcsv.ReadOptions(block_size=block)
     try:
-        with pcsv.open_csv(part.name, **options) as reader:
+        with pcsv.open_csv(part.obj if part.obj is not None else part.name, **options) as reader:
             for batch in reader:
                 yield _typed_csv_batch(pa, batch, csv_types)
     except pa.ArrowInvalid as exc:  # name the column Arrow gives by number
@@ -337,6 +446,9 @@ def parse_csv_value(text: str, cql: str) -> object:
         t = text.strip()
         return bytes.fromhex(t[2:] if t[:2].lower() == "0x" else t)
     try:
-        return ast.literal_eval(text)
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        return json.loads(text)
+        value = json.loads(text)
+    if base.startswith("tuple<") and isinstance(value, dict):  # Arrow's struct f0, f1, ...
+        return tuple(value.values())
+    return value
