@@ -276,6 +276,11 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
     )
 
 
+# the native clients that ``bench_server -- --only peers`` measures, pinned to the versions
+# benchmarks/server_io.py and docs/benchmarks.md describe
+BENCH_PEERS = ["acsylla==1.2.0", "scyllapy==1.3.3", "rsylla==0.1.1"]
+
+
 @nox.session(python="3.11")
 def bench_server(session: nox.Session) -> None:
     """Columnar IO against a real Cassandra 5.0.9, client side: 100,000 mixed rows into
@@ -283,8 +288,15 @@ def bench_server(session: nox.Session) -> None:
     (int, vector<float, 768>) rows from a numpy matrix (insert_columns vs
     execute_concurrent_with_args). Compiled build, cassandra-driver (or the driver named
     by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
-    for a shorter run, ``--runs 5``, ``--profile``); results in bench-results/server_io.json.
+    for a shorter run, ``--runs 5``, ``--profile``, ``--only readpath|peers``); results in
+    bench-results/server_io.json. Also installs the native clients ``--only peers`` compares
+    with (acsylla, scyllapy, rsylla); one that does not install leaves cells saying so.
     """
+    for peer in BENCH_PEERS:  # a peer that does not install here is a cell saying so
+        try:
+            session.install(peer)
+        except nox.command.CommandFailed:
+            session.warn(f"{peer} did not install on this Python: its cells say so")
     _bench_against_server(session, "benchmarks/server_io.py",
                           os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver"))
 

@@ -18,12 +18,20 @@ with ``execute_columns``, on protocol v4 and v5, through the driver's connection
 and through ``cqlcodec.driver.connection_class()``; it prints the v5/v4 and
 cqlcodec/driver client CPU ratios.
 
+``--only peers`` measures cqlcodec against the native clients (``server_peers.py``:
+acsylla, scyllapy, rsylla, all on protocol v4) in the same run: the 20,000 vectors into
+numpy and the mixed rows into pandas (cqlcodec ``execute_columns`` with its connection
+class on v4 and v5), and plain rows (the driver's, with ``install()``, on v5, against
+rsylla's). It prints the ratios with the targets of issue 32; a peer that is not
+installed or cannot do a read gets a cell saying so.
+
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import functools
 import importlib.util
@@ -37,6 +45,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 KEYSPACE = "cqlcodec_bench"
@@ -57,6 +66,22 @@ READPATH = [f"readpath {what} v{v} {conn}" for what in ("vectors", "mixed") for 
 AIO_REQUESTS = 1000
 AIO = ["aio run_in_executor + sync execute_columns", "aio acsylla execute", "aio execute_columns",
        "scan sync to_arrow", "scan aio to_arrow", "scan aio with a loop-lag probe"]
+# the native clients against cqlcodec (issue 32's targets)
+PEER_NAMES = ("acsylla", "scyllapy", "rsylla")
+PEERS = ([f"readpath vectors v{v} cqlcodec" for v in (4, 5)] + [f"peer vectors {p}" for p in PEER_NAMES]
+         + [f"readpath mixed v{v} cqlcodec" for v in (4, 5)] + [f"peer mixed {p}" for p in PEER_NAMES]
+         + ["rows driver install v5", "peer rows rsylla"])
+PEER_TARGETS = [  # (what, cqlcodec case, other case, ratio at most)
+    ("vectors v5/v4", "readpath vectors v5 cqlcodec", "readpath vectors v4 cqlcodec", 1.1),
+    ("mixed -> pandas v5/v4", "readpath mixed v5 cqlcodec", "readpath mixed v4 cqlcodec", 1.1),
+    ("vectors, v5 / acsylla", "readpath vectors v5 cqlcodec", "peer vectors acsylla", 0.8),
+    ("vectors, v5 / scyllapy", "readpath vectors v5 cqlcodec", "peer vectors scyllapy", None),
+    ("vectors, v5 / rsylla", "readpath vectors v5 cqlcodec", "peer vectors rsylla", None),
+    ("mixed -> pandas, v5 / acsylla", "readpath mixed v5 cqlcodec", "peer mixed acsylla", 0.1),
+    ("mixed -> pandas, v5 / scyllapy", "readpath mixed v5 cqlcodec", "peer mixed scyllapy", None),
+    ("mixed -> pandas, v5 / rsylla", "readpath mixed v5 cqlcodec", "peer mixed rsylla", None),
+    ("rows, install() v5 / rsylla", "rows driver install v5", "peer rows rsylla", 1.0),
+]
 RATIOS = [("aio run_in_executor + sync execute_columns", "aio execute_columns"),
           ("aio acsylla execute", "aio execute_columns"),
           ("scan sync to_arrow", "scan aio to_arrow"),
@@ -84,10 +109,14 @@ def _connect(args: argparse.Namespace, keyspace: str | None = KEYSPACE) -> tuple
         _kind, _what, version, conn = args.case.split()
         protocol = int(version[1:])
         reactor = drv.connection_class() if conn == "cqlcodec" else reactor
+    if args.case == "rows driver install v5":
+        protocol = 5
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
     cluster = Cluster([args.host], port=args.port, protocol_version=protocol,
                       execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=30,
                       connection_class=reactor)
+    if args.case == "rows driver install v5":
+        drv.install(cluster)  # its connection class too
     return cluster, cluster.connect(keyspace)
 
 
@@ -113,7 +142,7 @@ def prepare_data(args: argparse.Namespace) -> None:
         session.execute(f"CREATE TABLE IF NOT EXISTS emb (k int PRIMARY KEY, v vector<float, {DIM}>)",
                         timeout=120)
         session.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
-        if args.only == "readpath":
+        if args.only in ("readpath", "peers"):
             _prepare_vectors(session)
         done = session.execute("SELECT rows FROM loaded WHERE name = 'mixed'").one()
         if done is not None and done.rows == args.rows:
@@ -180,6 +209,10 @@ def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
 
         rows = list(session.execute(SimpleStatement(query, fetch_size=FETCH_SIZE)))
         return pandas.DataFrame(rows)
+    if case == "rows driver install v5":
+        from cassandra.query import SimpleStatement
+
+        return list(session.execute(SimpleStatement(query, fetch_size=FETCH_SIZE)))
     if case == "read driver + polars":
         import polars
         from cassandra.query import SimpleStatement
@@ -311,6 +344,9 @@ def child(args: argparse.Namespace) -> None:
     import cqlcodec.driver  # noqa: F401
 
     case = args.case
+    if case.startswith("peer "):
+        _peer_child(args)
+        return
     if case.startswith("insert"):
         args.matrix = _matrix(args.rows)
         if "driver" in case:
@@ -320,31 +356,63 @@ def child(args: argparse.Namespace) -> None:
         session.execute("SELECT release_version FROM system.local")
         if case.startswith("aio"):
             _prepare_aio_case(case, args, session)
-        threads0 = _thread_cpu()
-        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        profiler = cProfile.Profile() if args.profile else None
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        if profiler is not None:
-            profiler.enable()
-        result = _run_case(case, args, session)
-        if profiler is not None:
-            profiler.disable()
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        threads = {name: round(v - threads0.get(name, 0.0), 3) for name, v in _thread_cpu().items()}
-        rows = len(result) if hasattr(result, "__len__") else getattr(result, "rows", 0)
-        out: dict[str, Any] = {"case": case, "rows": rows, "cpu": cpu, "wall": wall,
-                               "rss_peak_mb": rss / 1024, "rss_growth_mb": (rss - rss0) / 1024,
-                               "threads": threads}
+        out = _measure(case, args, lambda: _run_case(case, args, session))
         if hasattr(args, "lateness_ms"):
             out["lateness_ms"] = args.lateness_ms
-        if profiler is not None:
-            text = io.StringIO()
-            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
-            out["profile"] = text.getvalue()
         print(json.dumps(out))
     finally:
         cluster.shutdown()
+
+
+def _peer_child(args: argparse.Namespace) -> None:
+    """One native client's read (``peer WHAT NAME``); a read it cannot do prints the reason."""
+    from server_peers import UNREADABLE, PeerCannot, open_peer
+
+    _kind, what, peer = args.case.split()
+    unreadable = UNREADABLE.get(peer, {})
+    names = [name for name, spec in _mixed_columns() if spec.name not in unreadable]
+    query = "SELECT v FROM emb_read" if what == "vectors" else f"SELECT {', '.join(names)} FROM mixed"
+    note = "" if what == "vectors" else "; ".join(f"without its {t} column: {why}" for t, why in unreadable.items())
+    loop = asyncio.new_event_loop()
+    try:
+        read, close = loop.run_until_complete(
+            open_peer(peer, what, args.host, args.port, KEYSPACE, query, DIM, FETCH_SIZE))
+    except PeerCannot as exc:
+        print(json.dumps({"case": args.case, "cannot": str(exc)}))
+        return
+    try:
+        print(json.dumps(dict(_measure(args.case, args, lambda: loop.run_until_complete(read())),
+                              note=note)))
+    except Exception as exc:  # the peer's own error for a read it cannot do goes in the cell
+        print(json.dumps({"case": args.case, "cannot": f"{type(exc).__name__}: {exc}"[:160]}))
+    finally:
+        loop.run_until_complete(close())
+        loop.close()
+
+
+def _measure(case: str, args: argparse.Namespace, read: Callable[[], Any]) -> dict[str, Any]:
+    """Client CPU (getrusage user+sys of this process), wall time, RSS and thread CPU of ``read()``."""
+    threads0 = _thread_cpu()
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    profiler = cProfile.Profile() if args.profile else None
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    if profiler is not None:
+        profiler.enable()
+    result = read()
+    if profiler is not None:
+        profiler.disable()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    threads = {name: round(v - threads0.get(name, 0.0), 3) for name, v in _thread_cpu().items()}
+    rows = len(result) if hasattr(result, "__len__") else getattr(result, "rows", 0)
+    out: dict[str, Any] = {"case": case, "rows": rows, "cpu": cpu, "wall": wall,
+                           "rss_peak_mb": rss / 1024, "rss_growth_mb": (rss - rss0) / 1024,
+                           "threads": threads}
+    if profiler is not None:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
+        out["profile"] = text.getvalue()
+    return out
 
 
 # --------------------------------------------------------------------------- driver
@@ -367,6 +435,28 @@ def run_json_child(case: str, command: list[str]) -> dict[str, Any]:
     return result
 
 
+def _print_peer_targets(medians: dict[str, dict[str, float]], cannot: dict[str, str],
+                        notes: dict[str, str]) -> list[dict[str, Any]]:
+    """The client CPU ratios of cqlcodec to the native clients, against issue 32's targets."""
+    print(f"\n{'cqlcodec / other, client CPU':32s} {'cqlcodec s':>10s} {'other s':>8s} {'ratio':>6s} "
+          f"{'target':>7s}  met")
+    out: list[dict[str, Any]] = []
+    for label, ours, other, target in PEER_TARGETS:
+        row: dict[str, Any] = {"what": label, "cqlcodec": ours, "other": other, "target": target}
+        if ours in medians and other in medians:
+            row["ratio"] = medians[ours]["cpu"] / medians[other]["cpu"]
+            met = "" if target is None else ("yes" if row["ratio"] <= target else "NO")
+            shown = "" if target is None else f"<={target:g}"
+            row["note"] = notes.get(other, "")
+            print(f"{label:32s} {medians[ours]['cpu']:10.3f} {medians[other]['cpu']:8.3f} "
+                  f"{row['ratio']:6.2f} {shown:>7s}  {met}  {row['note']}")
+        else:
+            row["cannot"] = cannot.get(other) or cannot.get(ours, "not measured")
+            print(f"{label:32s} {other} cannot: {row['cannot']}")
+        out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -374,8 +464,8 @@ def main() -> None:
     parser.add_argument("--protocol", type=int, default=5)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", choices=["read", "insert", "readpath", "aio", "aio-requests"],
-                        default=None)
+    parser.add_argument("--only", choices=["read", "insert", "readpath", "peers", "aio",
+                                           "aio-requests"], default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -392,16 +482,25 @@ def main() -> None:
     cases = ((READS if args.only in (None, "read") else [])
              + (INSERTS if args.only in (None, "insert") else [])
              + (READPATH if args.only == "readpath" else [])
+             + (PEERS if args.only == "peers" else [])
              + (AIO if args.only in (None, "aio") else [])
              + (AIO[:3] if args.only == "aio-requests" else []))
     if "aio acsylla execute" in cases and importlib.util.find_spec("acsylla") is None:
         print("acsylla is not installed (pip install acsylla): its case is left out")
         cases.remove("aio acsylla execute")
     runs: dict[str, list[dict[str, Any]]] = {case: [] for case in cases}
+    cannot: dict[str, str] = {}  # a peer's read it cannot do: the reason, once
     for run in range(args.runs):
         for case in cases:
-            runs[case].append(_spawn(case, args))
-            r = runs[case][-1]
+            if case in cannot:
+                continue
+            r = _spawn(case, args)
+            if "cannot" in r:
+                cannot[case] = r["cannot"]
+                del runs[case]
+                print(f"run {run + 1}/{args.runs} {case:52s} cannot: {r['cannot']}", flush=True)
+                continue
+            runs[case].append(r)
             lag = (f"  loop lateness p50 {r['lateness_ms']['p50']:.1f} ms p99 {r['lateness_ms']['p99']:.1f} ms "
                    f"max {r['lateness_ms']['max']:.1f} ms" if "lateness_ms" in r else "")
             print(f"run {run + 1}/{args.runs} {case:52s} cpu {r['cpu']:7.2f} s  wall {r['wall']:7.2f} s  "
@@ -426,6 +525,8 @@ def main() -> None:
             r = ratios[-1]
             print(f"{new} vs {base}: client CPU {r['cpu_ratio']:.2f}x lower, wall {r['wall_ratio']:.2f}x, "
                   f"peak RSS {r['rss_peak_fraction']:.2f} of it (growth {r['rss_growth_fraction']:.2f})")
+    notes = {case: results[0].get("note", "") for case, results in runs.items()}
+    peer_ratios = _print_peer_targets(medians, cannot, notes) if args.only == "peers" else []
     for what in ("vectors", "mixed"):
         cells = {case: medians[case]["cpu"] for case in cases if case.startswith(f"readpath {what}")}
         if len(cells) == 4:
@@ -442,13 +543,13 @@ def main() -> None:
                       f"{ratios[-1]['cqlcodec_over_driver_cpu']:.2f}")
     profiles = {}
     if args.profile:
-        for case in cases:
+        for case in medians:
             profiles[case] = _spawn(case, args, profile=True)
             print(f"\n=== {case}: thread CPU {profiles[case]['threads']}\n{profiles[case]['profile']}")
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "server_io.json"), "w") as f:
         json.dump({"rows": args.rows, "runs": runs, "medians": medians, "ratios": ratios,
-                   "profiles": profiles, "compiled": cqlcodec.COMPILED,
+                   "peer_ratios": peer_ratios, "cannot": cannot, "profiles": profiles, "compiled": cqlcodec.COMPILED,
                    "driver": cassandra.__version__, "protocol": args.protocol,
                    "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
 
