@@ -125,7 +125,8 @@ def test_an_exception_while_a_reader_holds_exported_arrays(mode: str) -> None:
                                   done.returncode, done.stderr[-3000:])
     assert reached == names
     for name in names:
-        if (mode, name) in LOST:
+        if (mode, name) in LOST and not out[name].strip().endswith("caught UserError"):
+            # the documented loss (Python 3.10 and 3.11; 3.12+ carries the exception through)
             assert LOST_MESSAGE.search(out[name]), (name, out[name])
             # the release completed and showed the user's exception it could not carry
             assert "Exception ignored on calling ctypes callback function" in err[name], name

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cassandra import DependencyException
 from cassandra.cluster import Cluster, NoHostAvailable
 
 import cqlcodec.driver
@@ -24,7 +25,7 @@ try:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # asyncore, gone in Python 3.12
         AsyncoreConnection = importlib.import_module("cassandra.io.asyncorereactor").AsyncoreConnection
-except ImportError:  # Python 3.12+ without the pyasyncore backport
+except (ImportError, DependencyException):  # Python 3.12+ without the pyasyncore backport
     pass
 # 300 KiB that lz4 cannot shrink: one frame over three v5 segments, compressed or not
 BLOB = random.Random(32).randbytes(300 * 1024)
