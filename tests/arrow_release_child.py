@@ -40,11 +40,14 @@ def pages() -> Iterator[cqlcodec.ColumnBatch]:
 
 
 def reader() -> Callable[[Any], Any]:
+    read: Callable[[Any], Any]  # typed here: polars and pyarrow may be untyped where mypy runs
     if MODE == "pyarrow":
         import pyarrow
 
-        return pyarrow.record_batch  # type: ignore[no-any-return]
-    return polars.DataFrame
+        read = pyarrow.record_batch
+    else:
+        read = polars.DataFrame
+    return read
 
 
 def comprehension() -> None:
