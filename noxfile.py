@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import nox
 
@@ -140,10 +141,17 @@ def install_cqlcodec(session: nox.Session, impl: str) -> None:
 
 
 def _build_wheel(session: nox.Session, impl: str, cache: str) -> None:
-    partial = f"{cache}.partial"
+    """Builds from a copy of the tree: pip builds in the tree it is given, and the build/
+    directory of one compile must not be another's (.ci/run runs them side by side)."""
+    partial = os.path.abspath(f"{cache}.partial")
     shutil.rmtree(partial, ignore_errors=True)
-    session.run_install("python", "-m", "pip", "wheel", "--no-deps", "--wheel-dir", partial,
-                        ".", env={"CQLCODEC_COMPILE": "1" if impl == "compiled" else "0"})
+    with tempfile.TemporaryDirectory(prefix="cqlcodec-build-") as scratch:
+        tree = os.path.join(scratch, "src")
+        shutil.copytree(".", tree, ignore=shutil.ignore_patterns(
+            ".git", ".nox", ".cassandra", "build", "dist", "site", "site-screenshots",
+            "bench-results", "__pycache__", "*.so", "*.egg-info"))
+        session.run_install("python", "-m", "pip", "wheel", "--no-deps", "--wheel-dir", partial,
+                            tree, env={"CQLCODEC_COMPILE": "1" if impl == "compiled" else "0"})
     _publish(partial, cache)
 
 
@@ -158,7 +166,8 @@ def _publish(directory: str, cache: str) -> None:
 def build(session: nox.Session) -> None:
     """The compiled wheel of this source for one Python into ``WHEEL_CACHE`` (nothing if it
     is there), for the sessions that install it. A mypyc compile keeps one core busy, so
-    CI runs these next to the wheels session (`.ci/run`), two compiles at a time."""
+    CI runs these side by side with the wheels session (`.ci/run`), each from its own copy
+    of the tree."""
     cache = _wheel_cache(session, "compiled")
     if cache is not None and not glob.glob(os.path.join(cache, "*.whl")):
         _build_wheel(session, "compiled", cache)
