@@ -171,7 +171,7 @@ class _PartitionWriter:
 
 def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
              concurrency: int = 64, chunk_rows: int = 4096, batch_by_partition: bool = False,
-             raise_on_error: bool = True) -> WriteResult:
+             raise_on_error: bool = True, retry_timeout: float | None = None) -> WriteResult:
     """Write every row of the Dask DataFrame ``ddf`` into ``table`` (its columns by
     name; the partition key columns must be among them), each partition by a worker
     with :func:`cqlcodec.driver.insert_columns` (``concurrency``, ``chunk_rows``,
@@ -179,13 +179,17 @@ def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
     :class:`cqlcodec.driver.arrow_io.WriteResult`; rows that failed are reported per
     partition and row, and with ``raise_on_error`` :class:`WriteError` is raised after
     every partition was tried. Unknown columns are refused before anything is written.
+    Rows that failed for a passing reason (a timeout, a node down, a lost connection) are
+    written again until ``retry_timeout`` seconds (default 120) pass without a row
+    written (:func:`cqlcodec.driver.arrow_io.write_arrow`).
     """
     spec = Connect.of(connect)
     session = session_for(spec)
     ref = resolve_table(session, table)
     insert_query(ref, list(ddf.columns))  # checks the columns here, before any task
     writer = _PartitionWriter(spec, ref, {"concurrency": concurrency, "chunk_rows": chunk_rows,
-                                          "batch_by_partition": batch_by_partition})
+                                          "batch_by_partition": batch_by_partition,
+                                          "retry_timeout": retry_timeout})
     meta = pandas.DataFrame({"rows": pandas.Series([], dtype="int64"),
                              "result": pandas.Series([], dtype=object)})
     parts = ddf.map_partitions(writer, meta=meta, enforce_metadata=False,

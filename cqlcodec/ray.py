@@ -193,15 +193,20 @@ class CassandraDatasink(Datasink):  # type: ignore[misc]
     :func:`cqlcodec.driver.insert_columns`. Each write task returns a
     :class:`cqlcodec.driver.arrow_io.WriteResult`; :attr:`result` holds them merged
     after the write (on the driver process), and with ``raise_on_error`` a
-    :class:`WriteError` is raised when rows failed."""
+    :class:`WriteError` is raised when rows failed. Rows that failed for a passing reason
+    (a timeout, a node down, a lost connection) are written again until
+    ``retry_timeout`` seconds (default 120) pass without a row written
+    (:func:`cqlcodec.driver.arrow_io.write_arrow`)."""
 
     def __init__(self, connect: Connect | Mapping[str, Any], table: str, *,
                  concurrency: int = 64, chunk_rows: int = 4096,
-                 batch_by_partition: bool = False, raise_on_error: bool = True) -> None:
+                 batch_by_partition: bool = False, raise_on_error: bool = True,
+                 retry_timeout: float | None = None) -> None:
         self.connect = Connect.of(connect)
         self.ref = resolve_table(session_for(self.connect), table)
         self.options: dict[str, Any] = {"concurrency": concurrency, "chunk_rows": chunk_rows,
-                                         "batch_by_partition": batch_by_partition}
+                                         "batch_by_partition": batch_by_partition,
+                                         "retry_timeout": retry_timeout}
         self.raise_on_error = raise_on_error
         self.result: WriteResult | None = None
 
@@ -237,16 +242,17 @@ class CassandraDatasink(Datasink):  # type: ignore[misc]
 
 def write_table(dataset: Any, connect: Connect | Mapping[str, Any], table: str, *,
                 concurrency: int = 64, chunk_rows: int = 4096, batch_by_partition: bool = False,
-                raise_on_error: bool = True,
+                raise_on_error: bool = True, retry_timeout: float | None = None,
                 ray_remote_args: dict[str, Any] | None = None) -> WriteResult:
     """Write every row of the ``ray.data.Dataset`` into ``table`` (columns by name;
     the partition key columns must be among them) through a :class:`CassandraDatasink`
     and return the merged :class:`cqlcodec.driver.arrow_io.WriteResult`. Failed rows
     are reported by block (``partition`` = task index x 1,000,000 + block within the
     task) and row; with ``raise_on_error`` :class:`WriteError` is raised after all
-    blocks were tried."""
+    blocks were tried. ``retry_timeout`` as for :class:`CassandraDatasink`."""
     sink = CassandraDatasink(connect, table, concurrency=concurrency, chunk_rows=chunk_rows,
-                             batch_by_partition=batch_by_partition, raise_on_error=False)
+                             batch_by_partition=batch_by_partition, raise_on_error=False,
+                             retry_timeout=retry_timeout)
     dataset.write_datasink(sink, ray_remote_args=ray_remote_args)
     result = sink.result if sink.result is not None else WriteResult(0)
     if result.failures and raise_on_error:

@@ -27,9 +27,10 @@ from cassandra.query import PreparedStatement
 
 from cqlcodec import kinds as K
 from cqlcodec.columnar.batch import ColumnBatch
-from cqlcodec.driver.columns import InsertError, InsertResult, insert_columns
+from cqlcodec.driver.columns import InsertResult, insert_columns
 from cqlcodec.driver.connect import Connect, session_for
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience
+from cqlcodec.driver.resend import RETRYABLE, insert_until_written
 from cqlcodec.driver.scan import ScanError, read_split, table_schema_batch
 from cqlcodec.driver.splits import TokenSplit, table_ref
 from cqlcodec.errors import CodecError
@@ -240,15 +241,23 @@ def _session_in_time(connect: Connect, ref: TableColumns, splits: Sequence[Token
     worker that starts its first task during an outage); refused credentials fail at once."""
     patience = Patience(None, DEFAULT_RETRY_TIMEOUT if retry_timeout is None else retry_timeout,
                         retries)
+    found = _connect_patiently(connect, patience)
+    if isinstance(found, tuple):
+        exc, detail = found
+        raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: {exc}{detail}") from exc
+    return found
+
+
+def _connect_patiently(connect: Connect, patience: Patience) -> Session | tuple[CodecError, str]:
+    """This process's session for ``connect``, tried again while no host answers and
+    ``patience`` lasts; else the connect error and why it was not tried again."""
     while True:
         try:
             return session_for(connect)
         except CodecError as exc:
             reason = patience.wait_to_retry() if _unreachable(exc.__cause__) else ""
             if reason is not None:
-                detail = f" ({reason})" if reason else ""
-                raise ScanError(f"reading {describe_splits(list(splits))} of {ref}: "
-                                f"{exc}{detail}") from exc
+                return exc, f" ({reason})" if reason else ""
 
 
 def _unreachable(error: BaseException | None) -> bool:
@@ -306,12 +315,17 @@ _prepared_lock: Final = threading.Lock()
 _prepared: dict[tuple[int, str], PreparedStatement] = {}
 
 
-def _prepare(session: Session, query: str) -> PreparedStatement:
+def _prepare(session: Session, query: str, patience: Patience | None = None) -> PreparedStatement:
     key = (id(session), query)
     with _prepared_lock:
         found = _prepared.get(key)
-    if found is None:
-        found = session.prepare(query)
+    while found is None:
+        try:
+            found = session.prepare(query)
+        except RETRYABLE:  # the cluster is unreachable: again, as long as patience lasts
+            if patience is None or patience.wait_to_retry() is not None:
+                raise
+            continue
         with _prepared_lock:
             _prepared[key] = found
     return found
@@ -346,11 +360,16 @@ def _numbers_from_text(ref: TableColumns, table: Any) -> dict[str, Any]:
 
 def write_arrow(connect: Connect, ref: TableColumns, table: Any, partition: int, *,
                 concurrency: int = 64, chunk_rows: int = 4096,
-                batch_by_partition: bool = False) -> WriteResult:
+                batch_by_partition: bool = False,
+                retry_timeout: float | None = None) -> WriteResult:
     """Write every row of the ``pyarrow.Table`` ``table`` (or anything
     ``pyarrow.table`` takes: a pandas DataFrame) into ``ref`` with
     :func:`insert_columns`; varint and decimal text columns are read back as numbers.
-    Failed rows are returned (never raised), numbered within ``partition``."""
+    Rows that failed with a timeout, an unavailable replica, a lost connection or no host
+    available are sent again (inserts are idempotent) until ``retry_timeout`` seconds
+    (default 120) pass without a row written; while the driver holds every host down,
+    the writes wait for it to come back (:mod:`cqlcodec.driver.outage`). What still
+    failed is returned (never raised), numbered within ``partition``."""
     import pyarrow
 
     if not isinstance(table, pyarrow.Table):
@@ -358,19 +377,40 @@ def write_arrow(connect: Connect, ref: TableColumns, table: Any, partition: int,
             if hasattr(table, "to_numpy") and hasattr(table, "columns") else pyarrow.table(table)
     if table.num_rows == 0:
         return WriteResult(0)
-    session = session_for(connect)
-    statement = _prepare(session, insert_query(ref, table.column_names))
-    columns: Mapping[str, Any] = _numbers_from_text(ref, table)
+    timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
+    found = _connect_patiently(connect, Patience(None, timeout, None))
+    if isinstance(found, tuple):
+        return _all_failed(partition, table.num_rows, f"{found[0]}{found[1]}")
+    session = found
+    patience = Patience(session, timeout, None)
     try:
-        result: InsertResult = insert_columns(session, statement, columns, concurrency=concurrency,
-                                              chunk_rows=chunk_rows,
+        statement = _prepare(session, insert_query(ref, table.column_names), patience)
+        columns: Mapping[str, Any] = _numbers_from_text(ref, table)
+        patience.progressed()
+        unavailable = patience.wait_for_hosts()
+        if unavailable is not None:
+            return _all_failed(partition, table.num_rows, f"no host came back: {unavailable}")
+        result: InsertResult = insert_columns(session, statement, columns,
+                                              concurrency=concurrency, chunk_rows=chunk_rows,
                                               batch_by_partition=batch_by_partition,
                                               raise_on_error=False)
-    except InsertError as exc:  # not raised with raise_on_error=False; kept for clarity
-        result = exc.result
-    failures = [WriteFailure(partition, f.row, f"{type(f.error).__name__}: {f.error}")
-                for f in result.failures]
-    return WriteResult(result.rows, failures)
+        if len(result.failures) < result.rows:
+            patience.progressed()
+        failures, resent = insert_until_written(session, pyarrow, statement, columns,
+                                                result.failures, patience,
+                                                concurrency=concurrency,
+                                                batch_by_replica=False,
+                                                batch_by_partition=batch_by_partition,
+                                                batch_bytes=5 * 1024)
+    finally:
+        patience.done()
+    return WriteResult(result.rows, [WriteFailure(partition, f.row,
+                                                  f"{type(f.error).__name__}: {f.error}")
+                                     for f in failures])
+
+
+def _all_failed(partition: int, rows: int, reason: str) -> WriteResult:
+    return WriteResult(rows, [WriteFailure(partition, row, reason) for row in range(rows)])
 
 
 def merge_results(results: Iterable[WriteResult]) -> WriteResult:

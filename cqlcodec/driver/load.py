@@ -17,11 +17,9 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-from cassandra import OperationTimedOut, Unavailable, WriteTimeout
-from cassandra.cluster import NoHostAvailable, Session
-from cassandra.connection import ConnectionException
+from cassandra.cluster import Session
 from cassandra.query import PreparedStatement
 
 from cqlcodec.driver.bad_rows import BadRow, BadRowsFile
@@ -40,6 +38,7 @@ from cqlcodec.driver.columns import (
     insert_columns,
 )
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
+from cqlcodec.driver.resend import RETRYABLE, insert_until_written
 from cqlcodec.driver.sources import (
     LoadError,
     SourcePart,
@@ -53,9 +52,6 @@ from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.errors import BindError
 
 __all__ = ["LoadProgress", "load_table", "resolve_table"]
-
-RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
-                    ConnectionException, OSError)
 
 
 @dataclass(frozen=True)
@@ -430,19 +426,12 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     requests = done.requests
     if len(failures) < rows:
         patience.progressed()
-    while not counter:  # counter updates are not idempotent: never sent twice
-        again = [f.row for f in failures if isinstance(f.error, RETRYABLE)]
-        if not again or patience.wait_to_retry() is not None:
-            break
-        kept = [f for f in failures if not isinstance(f.error, RETRYABLE)]
-        retried = insert_columns(session, statement, _take(pa, chunk, again),
-                                 concurrency=max(1, concurrency // 4),
-                                 batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
-                                 chunk_rows=len(again), raise_on_error=False)
-        requests += retried.requests
-        if len(retried.failures) < len(again):
-            patience.progressed()
-        failures = kept + [InsertFailure(again[f.row], f.error) for f in retried.failures]
+    if not counter:  # counter updates are not idempotent: never sent twice
+        failures, resent = insert_until_written(session, pa, statement, chunk, failures,
+                                                patience, concurrency=concurrency,
+                                                batch_by_replica=batch_by_replica,
+                                                batch_bytes=batch_bytes)
+        requests += resent
     result.rows += rows
     result.requests += requests
     result.failures.extend([InsertFailure(first_row + f.row, f.error) for f in failures])
@@ -547,14 +536,3 @@ def _numpy_of(pa: Any, column: Any) -> Any:
     valid = np.unpackbits(np.frombuffer(validity, np.uint8),
                           bitorder="little")[column.offset:column.offset + n].astype(bool)
     return np.ma.MaskedArray(values, mask=~valid)
-
-
-def _take(pa: Any, chunk: Mapping[str, Any], rows: list[int]) -> dict[str, Any]:
-    indices = pa.array(rows, type=pa.int64())
-    taken: dict[str, Any] = {}
-    for name, column in chunk.items():
-        if isinstance(column, list):
-            taken[name] = [column[i] for i in rows]
-        else:
-            taken[name] = column.take(indices)
-    return taken

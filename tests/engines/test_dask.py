@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -227,6 +228,45 @@ def test_a_read_rides_out_5_then_20_seconds_unreachable(client: Any, session: An
     actual = _arrow(got)
     assert len(set(actual.column("k").to_pylist())) == BULK_ROWS  # no row twice
     same_rows(plain(expected_table(session, table)), actual)
+
+
+def test_a_write_rides_out_5_seconds_unreachable(client: Any, session: Any) -> None:
+    """The whole host unreachable for 5 s while the two workers write (through a proxy
+    that slows responses so the write outlasts the start of the outage): the failed
+    rows are sent again once the driver reconnects, and every row is in the table."""
+    from cassandra.policies import ConstantReconnectionPolicy
+    from integration.faultproxy import FaultProxy
+
+    session.execute(f"TRUNCATE {KEYSPACE}.bulk_copy")
+    ddf = cqlcodec.dask.read_table(cluster_options(), f"{KEYSPACE}.bulk", splits=8,
+                                   split_rows=None).partitions[:2].persist()
+    distributed.wait(ddf)
+    given = _arrow(ddf.compute())
+    with FaultProxy((cluster_options()["contact_points"][0], cluster_options()["port"]),
+                    seed=7) as proxy:
+        spec = Connect(**cluster_options(proxy.port),
+                       reconnection_policy=ConstantReconnectionPolicy(0.5, max_attempts=None))
+        proxy.latency = 0.005  # one row per request: about 3 s of writing on the two workers
+        outcome: list[Any] = []
+
+        def write() -> None:
+            try:
+                outcome.append(cqlcodec.dask.to_table(ddf, spec, f"{KEYSPACE}.bulk_copy",
+                                                      concurrency=4))
+            except Exception as exc:  # noqa: BLE001 - shown by the assertion below
+                outcome.append(exc)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        time.sleep(1.0)
+        assert writer.is_alive(), "the write ended before the outage"
+        proxy.outage(5.0).join()
+        writer.join(timeout=240)
+        assert proxy.outage_cuts > 0, "the outage found no connection to cut"
+    assert outcome, "the write did not end within 4 minutes"
+    assert not isinstance(outcome[0], Exception), f"the write failed: {outcome[0]!r}"[:2000]
+    assert outcome[0].written == given.num_rows and not outcome[0].failures
+    same_rows(plain(expected_table(session, f"{KEYSPACE}.bulk_copy")), given)
 
 
 def test_bad_inputs_give_clear_errors(connect: dict[str, Any]) -> None:

@@ -1,0 +1,63 @@
+"""Rows whose write failed for a passing reason, written again until they are written or
+the work's :class:`~cqlcodec.driver.outage.Patience` gives up.
+
+Inserts of whole values are idempotent (a row written twice holds the same values), so a
+row that timed out, found no replica or lost its connection is sent again; what the
+server refused stays a failure. Counter updates are not idempotent and never come here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from cassandra import OperationTimedOut, Unavailable, WriteTimeout
+from cassandra.cluster import NoHostAvailable, Session
+from cassandra.connection import ConnectionException
+from cassandra.query import PreparedStatement
+
+from cqlcodec.driver.columns import InsertFailure, insert_columns
+from cqlcodec.driver.outage import Patience
+
+__all__ = ["RETRYABLE", "insert_until_written", "take_chunk_rows"]
+
+RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
+                    ConnectionException, OSError)
+
+
+def take_chunk_rows(pa: Any, chunk: Mapping[str, Any], rows: list[int]) -> dict[str, Any]:
+    """The rows ``rows`` (positions) of every column of ``chunk`` (lists or Arrow arrays)."""
+    indices = pa.array(rows, type=pa.int64())
+    taken: dict[str, Any] = {}
+    for name, column in chunk.items():
+        if isinstance(column, list):
+            taken[name] = [column[i] for i in rows]
+        else:
+            taken[name] = column.take(indices)
+    return taken
+
+
+def insert_until_written(session: Session, pa: Any, statement: PreparedStatement,
+                         chunk: Mapping[str, Any], failures: list[InsertFailure],
+                         patience: Patience, *, concurrency: int, batch_by_replica: bool,
+                         batch_bytes: int, batch_by_partition: bool = False
+                         ) -> tuple[list[InsertFailure], int]:
+    """Sends the rows of ``chunk`` that failed with a :data:`RETRYABLE` error again
+    (waiting between rounds as ``patience`` says) and returns what still failed, by row
+    of ``chunk``, and the requests the rounds sent. The batching options are those of
+    :func:`~cqlcodec.driver.insert_columns`."""
+    requests = 0
+    while True:
+        again = [f.row for f in failures if isinstance(f.error, RETRYABLE)]
+        if not again or patience.wait_to_retry() is not None:
+            return failures, requests
+        kept = [f for f in failures if not isinstance(f.error, RETRYABLE)]
+        retried = insert_columns(session, statement, take_chunk_rows(pa, chunk, again),
+                                 concurrency=max(1, concurrency // 4),
+                                 batch_by_replica=batch_by_replica,
+                                 batch_by_partition=batch_by_partition, batch_bytes=batch_bytes,
+                                 chunk_rows=len(again), raise_on_error=False)
+        requests += retried.requests
+        if len(retried.failures) < len(again):
+            patience.progressed()
+        failures = kept + [InsertFailure(again[f.row], f.error) for f in retried.failures]
