@@ -133,10 +133,21 @@ def alive_at_exit() -> None:
     raise UserError("then exit with exported arrays alive")
 
 
+def held_by_a_library_at_exit() -> None:
+    """Arrays still held, when the interpreter exits, by a module imported before cqlcodec
+    (as a library's long-lived object holds them: distributed's scheduler keeps the tasks
+    it sent, with their arguments). Such a module is torn down after cqlcodec's, so the
+    reader releases the arrays after cqlcodec's modules are gone."""
+    read = reader()
+    threading.cqlcodec_test_kept = [read(cqlcodec.decode_columns(BODY, 4))]  # type: ignore[attr-defined]
+    raise UserError("then exit with exported arrays held by another module")
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     "comprehension": comprehension, "polars_from_arrow": polars_from_arrow,
     "duckdb": duckdb_relations, "thread": other_thread,
     "keyboard_interrupt": keyboard_interrupt, "alive_at_exit": alive_at_exit,
+    "held_by_a_library_at_exit": held_by_a_library_at_exit,
 }
 
 if __name__ == "__main__":

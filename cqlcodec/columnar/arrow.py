@@ -144,19 +144,26 @@ def _metadata(pairs: list[tuple[str, str]]) -> bytes:
 
 def _release_tree(struct_type: type[ArrowSchema] | type[ArrowArray], addr: int | None,
                   _unref: Any = _unref, _pointers: Any = c_void_p) -> None:
-    """Release a schema or an array and its still-unreleased children (same layout)."""
-    if not addr:
-        return
-    s = struct_type.from_address(addr)
-    if not s.release:
-        return
-    s.release = None
-    token = s.private_data or 0
-    if s.n_children and s.children:
-        for k in (_pointers * s.n_children).from_address(s.children):
-            if k:
-                _release_tree(struct_type, k, _unref, _pointers)
-    _unref(token)
+    """Release a schema or an array and its still-unreleased children (same layout).
+
+    A loop, not a recursion: a recursive call would look this function up in the module,
+    which interpreter shutdown may already have cleared. Every struct is read before the
+    first count is dropped (dropping the last one frees the structs)."""
+    tokens: list[int] = []
+    pending = [addr]
+    while pending:
+        at = pending.pop()
+        if not at:
+            continue
+        s = struct_type.from_address(at)
+        if not s.release:
+            continue
+        s.release = None
+        tokens.append(s.private_data or 0)
+        if s.n_children and s.children:
+            pending += (_pointers * s.n_children).from_address(s.children)
+    for token in tokens:
+        _unref(token)
 
 
 def _release_schema(addr: int | None, _tree: Any = _release_tree,
@@ -191,7 +198,7 @@ _RELEASE_STREAM_ADDR: Final = _callback_address(_release_stream)
 
 
 def _capsule_destructor(capsule: int | None, _capsules: Any = _CAPSULES, _live: Any = _LIVE,
-                        _unref: Any = _unref,
+                        _unref: Any = _unref, _addressof: Any = ctypes.addressof,
                         _releases: Any = ((ArrowSchema, _release_schema),
                                           (ArrowArray, _release_array),
                                           (ArrowArrayStream, _release_stream))) -> None:
@@ -203,7 +210,7 @@ def _capsule_destructor(capsule: int | None, _capsules: Any = _CAPSULES, _live: 
         top = h.keep[0]
         for struct_type, release in _releases:
             if isinstance(top, struct_type) and top.release:
-                release(ctypes.addressof(top))
+                release(_addressof(top))
     _unref(token)
 
 

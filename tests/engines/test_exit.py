@@ -1,5 +1,13 @@
 """A process that read a table with cqlcodec.dask on a 2-process LocalCluster and then
-ran a Ray Data job exits cleanly (exit code 0) once its work is done."""
+ran a Ray Data job exits cleanly (exit code 0) once its work is done.
+
+The crash of issue 31 (b4a0c61): distributed's scheduler keeps the tasks it sent, with
+their arguments (the table template, Arrow arrays exported by cqlcodec), until the
+interpreter exits. When the last garbage collection freed them after cqlcodec's modules,
+pyarrow called a ctypes release callback that no longer worked (SIGSEGV, or SIGABRT on
+"ArrowArrayRelease did not cleanup release callback"). Whether the scheduler's objects
+went after cqlcodec's modules depended on the collection order; here a module imported
+before cqlcodec holds the read, so they always do."""
 
 from __future__ import annotations
 
@@ -31,7 +39,9 @@ SEQUENCE = textwrap.dedent("""
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=None)
         client = distributed.Client(cluster)
-        frame = cqlcodec.dask.read_table(connect, "{table}", columns=["k"]).compute()
+        read = cqlcodec.dask.read_table(connect, "{table}", columns=["k"])
+        distributed.cqlcodec_read = read  # freed at exit after cqlcodec's modules
+        frame = read.compute()
         print("dask rows", len(frame), flush=True)
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         print("ray rows", len(ray.data.range(1000).to_pandas()), flush=True)
