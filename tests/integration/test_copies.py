@@ -50,8 +50,8 @@ def fresh(session: Session, name: str, columns: str) -> str:
 
 def fill_every_kind(session: Session, table: str) -> None:
     """Rows whose cells were written at different times, some with TTLs, collections
-    and a UDT whose elements differ in time, a partition of its static cell alone and
-    a row of its key alone."""
+    and a UDT whose elements differ in time, a partition of its static cell alone (with
+    a TTL) and a row of its key alone."""
     run = session.execute
     run(f"INSERT INTO {table} (k, c, s, v, n, l, st, m, u, fu, vec, tu) VALUES (1, 1, 5, 'a', "
         "7, [1, 2], {'x'}, {1: 'a'}, {street: 's', n: 1}, {street: 'f', n: 2}, [1, 2, 3], "
@@ -64,7 +64,7 @@ def fill_every_kind(session: Session, table: str) -> None:
         "USING TIMESTAMP 4000")
     run(f"INSERT INTO {table} (k, c, m, vec) VALUES (2, 1, {{5: 'e'}}, [0.5, 1, 2]) "
         "USING TTL 60000")
-    run(f"INSERT INTO {table} (k, s) VALUES (3, 33) USING TIMESTAMP 5000")
+    run(f"INSERT INTO {table} (k, s) VALUES (3, 33) USING TIMESTAMP 5000 AND TTL 45000")
     run(f"INSERT INTO {table} (k, c) VALUES (4, 1) USING TIMESTAMP 6000")
     for i in range(5, 40):
         run(f"INSERT INTO {table} (k, c, v, n) VALUES ({i}, {i % 3}, 'r{i}', {i}) "
@@ -117,6 +117,8 @@ def test_scan_reads_writetime_and_ttl_named_exactly(session: Session) -> None:
     assert first["writetime(u)"] == [1000, 2000]  # per non-null field, in field order
     assert first["writetime(fu)"] == 1000 and first["writetime(vec)"] == 1000
     assert rows[(5, 2)]["ttl(l)"] is None and rows[(5, 2)]["writetime(v)"] == 10_005
+    static_only = rows[(3, None)]  # a partition of its static cell alone keeps both
+    assert static_only["writetime(s)"] == 5000 and 44_000 < static_only["ttl(s)"] <= 45_000
 
 
 def test_api_copy_keeps_every_cells_time_and_ttl(session: Session) -> None:
