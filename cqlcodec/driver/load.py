@@ -153,11 +153,14 @@ def load_table(session: Session, table: str, source: object, *,
     partition: loading the same rows twice adds them twice.
 
     ``max_errors`` (or ``bad_rows``) makes bad rows part of the result instead of the
-    end of the load: a row whose value cannot be bound (wrong type, out of range) is
-    left out of its chunk and the rest sent; a row the server refuses (rows of a
-    refused batch are sent again one by one to find it) is bad too. Each bad row is in
-    ``failures`` and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with
-    its error and its place in the source. More than ``max_errors`` bad rows stop the
+    end of the load: a CSV or JSON lines record that cannot be read or a CSV value that
+    does not convert (see :mod:`cqlcodec.driver.text_records`) is set aside and reading
+    goes on; a row whose value cannot be bound (wrong type, out of range) is left out
+    of its chunk and the rest sent; a row the server refuses (rows of a refused batch
+    are sent again one by one to find it) is bad too. Each bad row is in ``failures``
+    and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with its error and
+    its place in the source (``file:line`` for CSV and JSON lines, else
+    ``source:row``). More than ``max_errors`` bad rows stop the
     load with :class:`LoadError`. ``dry_run=True`` reads, converts and binds every row
     and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
     rows per second (chunks of at most a tenth of a second of rows, see
@@ -293,7 +296,7 @@ def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], Non
         return str(first_row + index[row] - part_first + 1)
 
     for u in piece.unreadable:
-        unread = LoadError(u.reason)
+        unread = LoadError(u.reason, source=f"{part_name}:{u.line}")
         shown = f"{u.reason}; the line: {u.text}" if u.text else u.reason
         failures[record_of[u.line]] = (unread, u.values, str(u.line), shown)
     done = InsertResult(0)
