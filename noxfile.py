@@ -447,8 +447,9 @@ def bench_tables(session: nox.Session) -> None:
     ``python -m cqlcodec unload`` (Parquet) vs ``cqlsh COPY TO`` (CSV) and ``load`` vs
     ``cqlsh COPY FROM`` on 200,000 rows x 10 small columns, interleaved; cqlsh 6.2.2 in a
     venv of its own. Compiled build, cassandra-driver. Arguments go to
-    benchmarks/table_io.py (``--rows``, ``--runs``, ``--rss-rows 1000000`` adds the peak
-    RSS of unloading a bigger table); results in bench-results/table_io.json. A server
+    benchmarks/table_io.py (``--rows``, ``--runs``, ``--rss-rows N``: the peak RSS of
+    unloading a table of N rows beside the small one, 1,000,000 unless given; 0 leaves it
+    out); results in bench-results/table_io.json. A server
     already running on CASS_CQL_PORT is used as it is (start it with CASS_NUM_TOKENS=16).
     """
     install_cqlcodec(session, "compiled")
@@ -462,9 +463,11 @@ def bench_tables(session: nox.Session) -> None:
     env = dict(BENCH_CASSANDRA_ENV, CASS_NUM_TOKENS="16")
     if not already_up:
         session.run("bash", "tools/cassandra.sh", "start", external=True, env=env)
+    rss = [] if any(a.startswith("--rss-rows") for a in session.posargs) else \
+        ["--rss-rows", "1000000"]  # issue 29: peak RSS flat from 200k to 1M rows
     try:
         session.run("python", "benchmarks/table_io.py", "--port", CASSANDRA_ENV["CASS_CQL_PORT"],
-                    "--cqlsh", os.path.join(cqlsh_venv, "bin", "cqlsh"), *session.posargs)
+                    "--cqlsh", os.path.join(cqlsh_venv, "bin", "cqlsh"), *rss, *session.posargs)
     finally:
         if not already_up:
             session.run("bash", "tools/cassandra.sh", "stop", external=True, env=env)

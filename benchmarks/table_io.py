@@ -1,6 +1,7 @@
 """Whole tables from the command line against a real server: ``python -m cqlcodec
 unload`` (Parquet, Parquet with ``--writetime --ttl``, JSON lines, CSV) vs ``cqlsh COPY TO``
-(CSV), ``python -m cqlcodec load`` (Parquet, CSV) vs ``cqlsh COPY FROM`` (the same rows as
+(CSV), ``python -m cqlcodec load`` (Parquet, CSV; CSV with ``--max-errors``, clean and with
+an unreadable second line, so read line by line) vs ``cqlsh COPY FROM`` (the same rows as
 CSV), and the peak RSS of ``unload`` at two table sizes.
 
 Every case is one command run as a child process, interleaved with its counterpart,
@@ -126,6 +127,10 @@ def setup(args: argparse.Namespace, work: str) -> None:
     data = small_table(args.rows)
     pq.write_table(data, os.path.join(work, "data.parquet"))
     pcsv.write_csv(data, os.path.join(work, "data.csv"))
+    with open(os.path.join(work, "data.csv"), "rb") as f:  # the same rows after a bad line
+        header, rows = f.readline(), f.read()
+    with open(os.path.join(work, "data-bad-line.csv"), "wb") as f:
+        f.write(header + b'-1,"unclosed\n' + rows)
     tables = [("source", args.rows), ("target", 0)]
     if args.rss_rows:
         tables.append(("big", args.rss_rows))
@@ -229,6 +234,15 @@ def main() -> int:
             run("load cqlcodec csv", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
                                       os.path.join(work, "data.csv"), *conn])
             in_child(args, "truncate", "--table", "target")
+            run("load cqlcodec csv --max-errors", [
+                py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
+                os.path.join(work, "data.csv"), "--max-errors", "10", *conn])
+            in_child(args, "truncate", "--table", "target")
+            run("load cqlcodec csv --max-errors, bad 2nd line", [
+                py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
+                os.path.join(work, "data-bad-line.csv"), "--max-errors", "10",
+                *conn[:-1]], done="1 bad rows")  # not --quiet: the summary says it
+            in_child(args, "truncate", "--table", "target")
             run("cqlsh COPY FROM csv", [*cqlsh, f"COPY {KEYSPACE}.target FROM "
                                         f"'{os.path.join(work, 'data.csv')}' WITH HEADER = true"],
                 cqlsh_env, f"{args.rows} rows imported")
@@ -270,6 +284,10 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
     ratio("unload csv rows/s vs COPY TO (target >= 3)", "cqlsh COPY TO csv",
           "unload cqlcodec csv", "wall")
     ratio("load csv rows/s vs COPY FROM (target >= 2)", "cqlsh COPY FROM csv",
+          "load cqlcodec csv", "wall")
+    ratio("load csv --max-errors time / plain (the same fast path)",
+          "load cqlcodec csv --max-errors", "load cqlcodec csv", "wall")
+    ratio("load csv read line by line time / plain", "load cqlcodec csv --max-errors, bad 2nd line",
           "load cqlcodec csv", "wall")
     ratio("unload --writetime --ttl time / plain (target <= 1.5)",
           "unload cqlcodec parquet --writetime --ttl", "unload cqlcodec parquet", "wall")

@@ -5,8 +5,11 @@ A CSV source's bad rows are written as CSV (the row's columns, then ``_error`` a
 ``_source``; a header line when the file is new); every other source's as JSON lines
 (the row's columns, then ``"_error"`` and ``"_source"``), values in the mapping of
 :mod:`cqlcodec.driver.json_values` where the column's type is known, else as text.
-``_source`` is ``file:row`` (rows counted from 1 within the file, the header not
-counted) or ``source:row`` for in-memory sources.
+``_source`` is ``file:line`` for CSV and JSON lines files (the line the row starts on,
+counting from 1; a CSV header is line 1), else ``file:row`` (rows counted from 1 within
+the file) or ``source:row`` for in-memory sources. A record that could not be read at
+all has what could be read of it in the columns and its whole line at the end of the
+error (``...; the line: TEXT``).
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from cqlcodec.driver.columns import (
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
 from cqlcodec.driver.resend import RETRYABLE, insert_until_written
 from cqlcodec.driver.sources import (
+    Chunk,
     LoadError,
     SourcePart,
     arrow_module,
@@ -148,11 +149,14 @@ def load_table(session: Session, table: str, source: object, *,
     partition: loading the same rows twice adds them twice.
 
     ``max_errors`` (or ``bad_rows``) makes bad rows part of the result instead of the
-    end of the load: a row whose value cannot be bound (wrong type, out of range) is
-    left out of its chunk and the rest sent; a row the server refuses (rows of a
-    refused batch are sent again one by one to find it) is bad too. Each bad row is in
-    ``failures`` and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with
-    its error and its place in the source. More than ``max_errors`` bad rows stop the
+    end of the load: a CSV or JSON lines record that cannot be read or a CSV value that
+    does not convert (see :mod:`cqlcodec.driver.text_records`) is set aside and reading
+    goes on; a row whose value cannot be bound (wrong type, out of range) is left out
+    of its chunk and the rest sent; a row the server refuses (rows of a refused batch
+    are sent again one by one to find it) is bad too. Each bad row is in ``failures``
+    and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with its error and
+    its place in the source (``file:line`` for CSV and JSON lines, else
+    ``source:row``). More than ``max_errors`` bad rows stop the
     load with :class:`LoadError`. ``dry_run=True`` reads, converts and binds every row
     and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
     rows per second (chunks of at most a tenth of a second of rows, see
@@ -175,6 +179,7 @@ def load_table(session: Session, table: str, source: object, *,
     renamed = dict(rename or {})
     time_types = time_column_types(session, meta)
     parts = source_parts(source, stdin_format)
+    tolerant = max_errors is not None or bad_rows is not None
     json_types = _json_types(session, table_name, renamed, parts)
     for part in parts:  # every file is checked before anything is sent
         names = peek_columns(part)
@@ -196,13 +201,14 @@ def load_table(session: Session, table: str, source: object, *,
         all_types = {**time_types, **cql_types}
         csv_types = {src: all_types[renamed.get(src, src)] for src in
                      (peek_columns(part) or []) if renamed.get(src, src) in all_types}
-        batches = open_source(part, chunk_rows, csv_types, json_types)
+        chunks = open_source(part, chunk_rows, csv_types, json_types, tolerant=tolerant)
         while True:
             first_row = result.rows
             try:
-                batch = next(batches, None)
-                if batch is None:
+                piece = next(chunks, None)
+                if piece is None:
                     break
+                batch = piece.data
                 if limiter is not None:
                     limiter.wait(_num_rows(batch))
                 keep = set(columns) if columns is not None else None
@@ -227,10 +233,10 @@ def load_table(session: Session, table: str, source: object, *,
                                     patience=patience, counter=counter,
                                     dropped=frozenset(time_types), dry_run=dry_run)
 
-                if max_errors is None and bad_rows is None:
+                if not tolerant:
                     write(batch, first_row, result, batch_by_replica)
                 else:
-                    _write_tolerant(pa, write, batch, first_row, part_first, part.name,
+                    _write_tolerant(pa, write, piece, first_row, part_first, part.name,
                                     result, batch_by_replica, bad_rows)
                     if max_errors is not None and len(result.failures) > max_errors:
                         raise LoadError(f"more than {max_errors} bad rows "
@@ -260,15 +266,35 @@ def load_table(session: Session, table: str, source: object, *,
 
 
 def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], None],
-                    batch: Any, first_row: int, part_first: int, part_name: str,
+                    piece: Chunk, first_row: int, part_first: int, part_name: str,
                     result: InsertResult, grouped: bool, bad_rows: BadRowsFile | None) -> None:
     """One chunk, its bad rows left out and reported instead of stopping the load:
-    a row that fails binding is taken out and the rest bound again; rows of requests
-    the server refused are sent again one by one, and those refused again are bad."""
-    current = batch
-    total = _num_rows(batch)
-    index = list(range(total))
-    failures: dict[int, tuple[BaseException, dict[str, Any]]] = {}
+    the records the source could not read; a row that fails binding is taken out and
+    the rest bound again; rows of requests the server refused are sent again one by
+    one, and those refused again are bad. Rows are numbered in the source's order,
+    unreadable records among them; a text file's rows are placed by their line."""
+    current = piece.data
+    total = _num_rows(current)
+    lines = piece.lines
+    if piece.unreadable and lines is not None:
+        order = sorted([*lines, *(u.line for u in piece.unreadable)])
+        record_of = {line: i for i, line in enumerate(order)}
+        index = [record_of[line] for line in lines]
+    else:
+        record_of = {}
+        index = list(range(total))
+    where = list(lines) if lines is not None else None
+    failures: dict[int, tuple[BaseException, dict[str, Any], str, str]] = {}
+
+    def position(row: int) -> str:
+        if where is not None:
+            return str(where[row])
+        return str(first_row + index[row] - part_first + 1)
+
+    for u in piece.unreadable:
+        unread = LoadError(u.reason, source=f"{part_name}:{u.line}")
+        shown = f"{u.reason}; the line: {u.text}" if u.text else u.reason
+        failures[record_of[u.line]] = (unread, u.values, str(u.line), shown)
     done = InsertResult(0)
     while index:
         done = InsertResult(0)
@@ -279,9 +305,12 @@ def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], Non
             if exc.row is None:
                 raise
             reason = f'column "{exc.column}": {exc.reason}' if exc.column else exc.reason
-            failures[index[exc.row]] = (LoadError(reason), _row_values(current, exc.row))
+            failures[index[exc.row]] = (LoadError(reason), _row_values(current, exc.row),
+                                        position(exc.row), reason)
             current = _drop_row(pa, current, exc.row)
             del index[exc.row]
+            if where is not None:
+                del where[exc.row]
     refused = [f for f in done.failures if not isinstance(f.error, RETRYABLE)]
     kept = [f for f in done.failures if isinstance(f.error, RETRYABLE)]
     if refused and grouped:  # find the rows the server refuses among their batch mates
@@ -291,16 +320,16 @@ def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], Non
         done.requests += alone.requests
         refused = [InsertFailure(rows[f.row], f.error) for f in alone.failures]
     for f in [*kept, *refused]:
-        failures[index[f.row]] = (f.error, _row_values(current, f.row))
-    result.rows += total
+        failures[index[f.row]] = (f.error, _row_values(current, f.row), position(f.row),
+                                  str(f.error))
+    result.rows += total + len(piece.unreadable)
     result.requests += done.requests
     for row in sorted(failures):
-        error, values = failures[row]
+        error, values, place, shown = failures[row]
         result.failures.append(InsertFailure(first_row + row, error))
         if bad_rows is not None:
-            bad_rows.add(BadRow(values, f"{type(error).__name__}: {error}",
-                                f"{part_name}:{first_row + row - part_first + 1}",
-                                first_row + row))
+            bad_rows.add(BadRow(values, f"{type(error).__name__}: {shown}",
+                                f"{part_name}:{place}", first_row + row))
 
 
 def _num_rows(batch: Any) -> int:

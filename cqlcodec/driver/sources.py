@@ -27,13 +27,14 @@ import re
 import sys
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
+from cqlcodec.driver.text_records import RecordGroup, Unreadable, csv_records, jsonl_records
 from cqlcodec.errors import CodecError
 
-__all__ = ["LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
+__all__ = ["Chunk", "LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
 
 PARQUET_SUFFIXES: Final = (".parquet", ".pq")
 CSV_SUFFIXES: Final = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".tsv")
@@ -80,6 +81,19 @@ class SourcePart:
     obj: Any = None           # the in-memory object (kind "object")
     rows: int | None = None
     size: int = 0
+
+
+@dataclass
+class Chunk:
+    """A piece of a source as read: ``data`` (a record batch, or a mapping of column
+    name to values), for text files the line each of its rows starts on (``lines``,
+    from 1; None for other sources), and the records of that stretch that could not be
+    read (``unreadable``: only when reading tolerantly, see
+    :mod:`cqlcodec.driver.text_records`)."""
+
+    data: Any
+    lines: list[int] | None = None
+    unreadable: list[Unreadable] = field(default_factory=list)
 
 
 def source_parts(source: object, stdin_format: str | None = None) -> list[SourcePart]:
@@ -154,27 +168,36 @@ def _file_part(path: str) -> SourcePart:
 
 def open_source(part: SourcePart, chunk_rows: int,
                 csv_types: Mapping[str, str] | None = None,
-                json_types: Mapping[str, Any] | None = None) -> Iterator[Any]:
-    """The record batches of one piece (each at most ``chunk_rows`` rows where the
+                json_types: Mapping[str, Any] | None = None, *,
+                tolerant: bool = False) -> Iterator[Chunk]:
+    """The :class:`Chunk` s of one piece (each at most ``chunk_rows`` rows where the
     format allows; an iterable's own batches as they come). Read errors are
     :class:`LoadError` naming the piece. ``csv_types`` maps column name to CQL type
-    name for CSV files, ``json_types`` to :class:`~cqlcodec.CqlType` for JSON lines."""
+    name for CSV files, ``json_types`` to :class:`~cqlcodec.CqlType` for JSON lines.
+    ``tolerant``: a CSV or JSON lines record that cannot be read (or a CSV value that
+    does not convert) is left out of its chunk and listed in its ``unreadable``
+    instead of raising."""
     pa = arrow_module()
     try:
-        if part.kind == "parquet":
-            yield from _parquet_batches(part, chunk_rows)
-        elif part.kind == "csv":
-            yield from _csv_batches(pa, part, chunk_rows, csv_types or {})
+        if part.kind == "csv":
+            yield from _csv_chunks(pa, part, chunk_rows, csv_types or {}, tolerant)
         elif part.kind == "jsonl":
-            yield from _jsonl_batches(pa, part, chunk_rows, json_types or {})
-        elif part.kind == "arrow":
-            yield from _ipc_batches(pa, part)
+            yield from _jsonl_chunks(pa, part, chunk_rows, json_types or {}, tolerant)
         else:
-            yield from _object_batches(pa, part.obj, chunk_rows)
+            for batch in _batches(pa, part, chunk_rows):
+                yield Chunk(batch)
     except LoadError:
         raise
     except (OSError, pa.ArrowException, ValueError, TypeError) as exc:
         raise LoadError(f"cannot read it: {exc}", source=part.name) from exc
+
+
+def _batches(pa: Any, part: SourcePart, chunk_rows: int) -> Iterator[Any]:
+    if part.kind == "parquet":
+        return _parquet_batches(part, chunk_rows)
+    if part.kind == "arrow":
+        return _ipc_batches(pa, part)
+    return _object_batches(pa, part.obj, chunk_rows)
 
 
 def peek_columns(part: SourcePart, csv_types: Mapping[str, str] | None = None) -> list[str] | None:
@@ -189,16 +212,10 @@ def peek_columns(part: SourcePart, csv_types: Mapping[str, str] | None = None) -
         if part.kind in ("csv", "jsonl") and part.obj is not None:
             return _peek_stdin(part)
         if part.kind == "csv":
-            import pyarrow.csv as pcsv
-
-            with pcsv.open_csv(part.name, **_csv_options(pcsv, part, {})) as reader:
-                return list(reader.schema.names)
+            return _csv_header(pa, part)
         if part.kind == "jsonl":
-            with _text_input(pa, part) as lines:
-                for line in lines:
-                    if line.strip():
-                        return list(json.loads(line))
-            return []
+            with _byte_input(pa, part) as lines:
+                return _first_object_keys(lines)
         if part.kind == "arrow":
             with _open_ipc(pa, part.name) as reader:
                 return list(reader.schema.names)
@@ -207,24 +224,40 @@ def peek_columns(part: SourcePart, csv_types: Mapping[str, str] | None = None) -
     return None
 
 
-def _peek_stdin(part: SourcePart) -> list[str]:
+def _peek_stdin(part: SourcePart) -> list[str] | None:
     """The columns of stdin's first line (its CSV header, or its first JSON object),
     seen without consuming it (at most the stream's buffer, 64 KiB)."""
-    head = bytes(part.obj.peek(1 << 16))
-    line = head.split(b"\n", 1)[0].decode("utf-8").strip()
-    if not line:
-        return []
+    peek = 1 << 16
+    head = bytes(part.obj.peek(peek))
+    lines = head.split(b"\n")
+    if len(head) >= peek:
+        lines.pop()  # cut by the buffer
     if part.kind == "jsonl":
-        return list(json.loads(line))
-    return next(csv.reader([line]))
+        return _first_object_keys(lines)
+    line = lines[0].decode("utf-8-sig", "replace").strip() if lines else ""
+    return next(csv.reader([line]), []) if line else []
 
 
-def _text_input(pa: Any, part: SourcePart) -> Any:
-    """The lines of a text piece (stdin, or a file, decompressed by its suffix)."""
+def _first_object_keys(lines: Iterable[bytes]) -> list[str] | None:
+    """The keys of the first line that is a JSON object (None when no line is: the
+    lines that are not are reported when the file is read)."""
+    for line in lines:
+        if line.strip():
+            try:
+                row = json.loads(line.decode("utf-8"))
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                return list(row)
+    return None
+
+
+def _byte_input(pa: Any, part: SourcePart) -> Any:
+    """The bytes of a text piece (stdin, or a file, decompressed by its suffix), read
+    by line when iterated."""
     if part.obj is not None:
-        return io.TextIOWrapper(_Unclosed(part.obj), encoding="utf-8")
-    stream = pa.input_stream(part.name, compression="detect")
-    return io.TextIOWrapper(stream, encoding="utf-8")
+        return io.BufferedReader(_Unclosed(part.obj), 1 << 16)
+    return io.BufferedReader(pa.input_stream(part.name, compression="detect"), 1 << 16)
 
 
 class _Unclosed(io.RawIOBase):
@@ -246,44 +279,40 @@ class _Unclosed(io.RawIOBase):
         return len(data)
 
 
-def _jsonl_batches(pa: Any, part: SourcePart, chunk_rows: int,
-                   json_types: Mapping[str, Any]) -> Iterator[Any]:
+def _jsonl_chunks(pa: Any, part: SourcePart, chunk_rows: int,
+                  json_types: Mapping[str, Any], tolerant: bool) -> Iterator[Chunk]:
     """JSON lines as mappings of column name to Python values, ``chunk_rows`` lines at
     a time, each value converted for its column's CQL type (``json_values``)."""
+    known: list[str] = []  # the columns seen so far, in order of their first row
+    with _byte_input(pa, part) as lines:
+        try:
+            for group in jsonl_records(lines, chunk_rows, tolerant=tolerant):
+                yield Chunk(_json_columns(group, known, json_types), group.lines,
+                            group.unreadable)
+        except ValueError as exc:
+            raise LoadError(str(exc), source=part.name) from None
+
+
+def _json_columns(group: RecordGroup, known: list[str],
+                  json_types: Mapping[str, Any]) -> dict[str, list[Any]]:
     from cqlcodec.driver.json_values import from_json
 
-    columns: dict[str, list[Any]] = {}
-    rows = 0
-    with _text_input(pa, part) as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise LoadError(f"line {number} is no JSON object ({exc})",
-                                source=part.name) from None
-            if not isinstance(row, dict):
-                raise LoadError(f"line {number} is no JSON object", source=part.name)
-            for name in row:
-                if name not in columns:
-                    columns[name] = [None] * rows
-            for name, values in columns.items():
-                value = row.get(name)
-                t = json_types.get(name)
-                if t is not None and value is not None:
-                    try:
-                        value = from_json(value, t)
-                    except (ValueError, TypeError, ArithmeticError):
-                        pass  # binding refuses it, naming the column and the row
-                values.append(value)
-            rows += 1
-            if rows >= chunk_rows:
-                yield columns
-                columns = {name: [] for name in columns}
-                rows = 0
-    if rows:
-        yield columns
+    columns: dict[str, list[Any]] = {name: [] for name in known}
+    for rows, row in enumerate(group.records):
+        for name in row:
+            if name not in columns:
+                columns[name] = [None] * rows
+                known.append(name)
+        for name, values in columns.items():
+            value = row.get(name)
+            t = json_types.get(name)
+            if t is not None and value is not None:
+                try:
+                    value = from_json(value, t)
+                except (ValueError, TypeError, ArithmeticError):
+                    pass  # binding refuses it, naming the column and the row
+            values.append(value)
+    return columns
 
 
 def _parquet_batches(part: SourcePart, chunk_rows: int) -> Iterator[Any]:
@@ -363,10 +392,13 @@ def _arrow_type(pa: Any, cql: str) -> Any:
     return getattr(pa, name)()
 
 
-def _csv_options(pcsv: Any, part: SourcePart, column_types: Mapping[str, Any]) -> dict[str, Any]:
-    delimiter = "\t" if part.name.lower().endswith(".tsv") else ","
+def _csv_options(pcsv: Any, part: SourcePart, column_types: Mapping[str, Any],
+                 empty_lines: bool = True) -> dict[str, Any]:
+    """Arrow's CSV options; ``empty_lines=False`` makes an empty line a row of one
+    field (so that every row read is one line of the file)."""
     return {
-        "parse_options": pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        "parse_options": pcsv.ParseOptions(delimiter=_delimiter(part), newlines_in_values=True,
+                                           ignore_empty_lines=empty_lines),
         "convert_options": pcsv.ConvertOptions(
             column_types=dict(column_types), strings_can_be_null=True,
             null_values=[""], true_values=["true", "True", "TRUE", "1"],
@@ -374,41 +406,189 @@ def _csv_options(pcsv: Any, part: SourcePart, column_types: Mapping[str, Any]) -
     }
 
 
-def _csv_batches(pa: Any, part: SourcePart, chunk_rows: int,
-                 csv_types: Mapping[str, str]) -> Iterator[Any]:
+def _delimiter(part: SourcePart) -> str:
+    return "\t" if part.name.lower().endswith(".tsv") else ","
+
+
+def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[str, str],
+                tolerant: bool) -> Iterator[Chunk]:
+    """A CSV piece read by Arrow's streaming reader. Tolerantly, the rows it gives are
+    checked to be one line each (no value holds a line break) and read from an empty
+    line on as they come; at the first block it cannot read (a record of the wrong
+    width, a value that does not convert, bytes that are no UTF-8) or that is not one
+    line per row, the rest of the file is read line by line (stdin: all of it), the
+    records that cannot be read set aside (:func:`_careful_csv_chunks`)."""
     import pyarrow.csv as pcsv
 
     types = {name: _arrow_type(pa, cql) for name, cql in csv_types.items()}
+    if tolerant and part.obj is not None:  # stdin cannot be read a second time
+        yield from _careful_csv_chunks(pa, pcsv, part, 0, chunk_rows, types, csv_types)
+        return
     block = max(1 << 16, min(1 << 26, chunk_rows * 128))
-    options = _csv_options(pcsv, part, types)
+    options = _csv_options(pcsv, part, types, empty_lines=not tolerant)
     options["read_options"] = pcsv.ReadOptions(block_size=block)
+    source = part.obj if part.obj is not None else part.name
+    if not tolerant:
+        try:
+            with pcsv.open_csv(source, **options) as reader:
+                for batch in reader:
+                    yield Chunk(_typed_csv_batch(pa, batch, csv_types))
+        except pa.ArrowInvalid as exc:
+            raise _conversion_error(exc, part, _csv_header(pa, part), csv_types) from None
+        return
+    read = 0  # the rows read so far, each one line after the header
     try:
-        with pcsv.open_csv(part.obj if part.obj is not None else part.name, **options) as reader:
+        with pcsv.open_csv(source, **options) as reader:
             for batch in reader:
-                yield _typed_csv_batch(pa, batch, csv_types)
-    except pa.ArrowInvalid as exc:  # name the column Arrow gives by number
-        found = re.search(r"CSV column #(\d+): (.*)", str(exc))
-        if found is None:
-            raise
-        header = peek_header(part)
-        index = int(found[1])
-        column = header[index] if index < len(header) else f"#{index}"
-        raise LoadError(f"{found[2]} (CQL type {csv_types.get(column, '?')})",
-                        source=part.name, column=column) from None
+                if _has_line_break(pa, batch):
+                    break
+                rows = batch.num_rows
+                yield _tolerant_chunk(pa, batch, list(range(read + 2, read + 2 + rows)),
+                                      csv_types)
+                read += rows
+            else:
+                return
+    except pa.ArrowInvalid:
+        pass
+    yield from _careful_csv_chunks(pa, pcsv, part, read, chunk_rows, types, csv_types)
 
 
-def peek_header(part: SourcePart) -> list[str]:
-    """The column names in a CSV file's header line."""
-    import pyarrow.csv as pcsv
+def _conversion_error(exc: Any, part: SourcePart, header: list[str],
+                      csv_types: Mapping[str, str]) -> Exception:
+    """Arrow's CSV error as a :class:`LoadError` naming the column Arrow gives by
+    number (the error itself when it names none)."""
+    found = re.search(r"CSV column #(\d+): (?:Row #\d+: )?(.*)", str(exc))
+    if found is None:
+        return LoadError(f"cannot read it: {exc}", source=part.name)
+    index = int(found[1])
+    column = header[index] if index < len(header) else f"#{index}"
+    return LoadError(f"{found[2]} (CQL type {csv_types.get(column, '?')})",
+                     source=part.name, column=column)
 
-    options = _csv_options(pcsv, part, {})
-    options["convert_options"] = pcsv.ConvertOptions(
-        column_types={}, strings_can_be_null=True, null_values=[""])
-    with pcsv.open_csv(part.name, **options) as reader:
-        return list(reader.schema.names)
+
+def _has_line_break(pa: Any, batch: Any) -> bool:
+    """Whether a text value of ``batch`` holds a line break (then a row is not one
+    line: a quoted value over several lines, or a quote never closed)."""
+    import pyarrow.compute as pc
+
+    for column in batch.columns:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            for brk in ("\n", "\r"):
+                if pc.any(pc.match_substring(column, brk)).as_py():
+                    return True
+    return False
 
 
-def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str]) -> Any:
+def _tolerant_chunk(pa: Any, batch: Any, lines: list[int],
+                    csv_types: Mapping[str, str]) -> Chunk:
+    """``batch`` converted (``_typed_csv_batch``), the rows whose values do not convert
+    left out and set aside as unreadable."""
+    failed: list[tuple[int, str]] = []
+    data = _typed_csv_batch(pa, batch, csv_types, failed)
+    if not failed:
+        return Chunk(data, lines)
+    names = list(batch.schema.names)
+    bad: dict[int, str] = {}
+    for row, reason in failed:
+        bad.setdefault(row, reason)
+    unreadable = [Unreadable(lines[row], reason, "",
+                             {n: batch.column(i)[row].as_py() for i, n in enumerate(names)})
+                  for row, reason in sorted(bad.items())]
+    keep = [i for i in range(len(lines)) if i not in bad]
+    return Chunk(_rows_of(pa, data, keep), [lines[i] for i in keep], unreadable)
+
+
+def _rows_of(pa: Any, data: Any, rows: list[int]) -> Any:
+    """Rows ``rows`` of a record batch or of a mapping of columns (lists or arrays)."""
+    if isinstance(data, Mapping):
+        indices = pa.array(rows, type=pa.int64())
+        return {n: [c[i] for i in rows] if isinstance(c, list) else c.take(indices)
+                for n, c in data.items()}
+    return data.take(pa.array(rows, type=pa.int64()))
+
+
+def _careful_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, skip: int, chunk_rows: int,
+                        types: Mapping[str, Any],
+                        csv_types: Mapping[str, str]) -> Iterator[Chunk]:
+    """A CSV piece from the line after its header and ``skip`` rows, read line by line
+    (:func:`~cqlcodec.driver.text_records.csv_records`); the good records converted by
+    Arrow as the fast path does, a record whose values do not convert found by halving
+    and set aside."""
+    delimiter = _delimiter(part)
+    with _byte_input(pa, part) as stream:
+        header = stream.readline().decode("utf-8-sig", "replace")
+        names = next(csv.reader([header], delimiter=delimiter), [])
+        for _ in range(skip):
+            stream.readline()
+        all_types = {n: types.get(n, pa.string()) for n in names}
+        options = _csv_options(pcsv, part, all_types)
+        options["parse_options"] = pcsv.ParseOptions(newlines_in_values=True)
+        for group in csv_records(iter(stream), skip + 2, names, delimiter, chunk_rows):
+            yield _records_chunk(pa, pcsv, group, names, options, csv_types)
+
+
+def _records_chunk(pa: Any, pcsv: Any, group: RecordGroup, names: list[str],
+                   options: dict[str, Any], csv_types: Mapping[str, str]) -> Chunk:
+    pieces: list[Any] = []
+    kept: list[int] = []
+    unreadable = list(group.unreadable)
+    _read_records(pa, pcsv, group.records, 0, names, options, csv_types, pieces, kept,
+                  unreadable, group.lines)
+    if not pieces:
+        return Chunk({}, [], unreadable)
+    table = pa.concat_tables(pieces)
+    batch = pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns],
+                                       names=names)
+    chunk = _tolerant_chunk(pa, batch, [group.lines[i] for i in kept], csv_types)
+    chunk.unreadable = sorted(unreadable + chunk.unreadable, key=lambda u: u.line)
+    return chunk
+
+
+def _read_records(pa: Any, pcsv: Any, records: list[list[str]], first: int,
+                  names: list[str], options: dict[str, Any], csv_types: Mapping[str, str],
+                  pieces: list[Any], kept: list[int], unreadable: list[Unreadable],
+                  lines: list[int]) -> None:
+    """Records (field texts) read by Arrow with the fast path's options into
+    ``pieces`` (their indices, from ``first``, into ``kept``); when Arrow refuses them,
+    each half again, down to the single records it refuses (into ``unreadable``)."""
+    if not records:
+        return
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(records)
+    data = text.getvalue().encode("utf-8")
+    try:
+        pieces.append(pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(
+            column_names=names, block_size=max(1 << 16, len(data) + 1), use_threads=False),
+            **options))
+        kept.extend(range(first, first + len(records)))
+        return
+    except pa.ArrowInvalid as exc:
+        if len(records) == 1:
+            error = _conversion_error(exc, SourcePart("", "csv"), names, csv_types)
+            unreadable.append(Unreadable(lines[first], str(error), "",
+                                         dict(zip(names, records[0]))))
+            return
+    half = len(records) // 2
+    _read_records(pa, pcsv, records[:half], first, names, options, csv_types, pieces, kept,
+                  unreadable, lines)
+    _read_records(pa, pcsv, records[half:], first + half, names, options, csv_types, pieces,
+                  kept, unreadable, lines)
+
+
+def _csv_header(pa: Any, part: SourcePart) -> list[str]:
+    """The column names in a CSV file's header line ([] for stdin, read already)."""
+    if part.obj is not None:
+        return []
+    with _byte_input(pa, part) as stream:
+        header = stream.readline().decode("utf-8-sig", "replace")
+    return next(csv.reader([header], delimiter=_delimiter(part)), [])
+
+
+def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str],
+                     failed: list[tuple[int, str]] | None = None) -> Any:
+    """The values Arrow does not parse itself converted (``parse_csv_value``). A value
+    that does not convert raises :class:`LoadError`, or, with ``failed``, is left as
+    None and its row and reason appended there."""
     arrays = list(batch.columns)
     changed = False
     for i, name in enumerate(batch.schema.names):
@@ -421,8 +601,11 @@ def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str]) -> Any:
             try:
                 converted.append(None if text is None else parse_csv_value(text, cql))
             except (ValueError, SyntaxError, InvalidOperation) as exc:
-                raise LoadError(f"{text!r} is no {cql} value ({exc})", column=name,
-                                row=row) from None
+                error = LoadError(f"{text!r} is no {cql} value ({exc})", column=name, row=row)
+                if failed is None:
+                    raise error from None
+                failed.append((row, f'column "{name}": {error.reason}'))
+                converted.append(None)
         arrays[i] = converted
         changed = True
     if not changed:

@@ -50,8 +50,8 @@ def fresh(session: Session, name: str, columns: str) -> str:
 
 def fill_every_kind(session: Session, table: str) -> None:
     """Rows whose cells were written at different times, some with TTLs, collections
-    and a UDT whose elements differ in time, a partition of its static cell alone and
-    a row of its key alone."""
+    and a UDT whose elements differ in time, a partition of its static cell alone (with
+    a TTL) and a row of its key alone."""
     run = session.execute
     run(f"INSERT INTO {table} (k, c, s, v, n, l, st, m, u, fu, vec, tu) VALUES (1, 1, 5, 'a', "
         "7, [1, 2], {'x'}, {1: 'a'}, {street: 's', n: 1}, {street: 'f', n: 2}, [1, 2, 3], "
@@ -64,7 +64,7 @@ def fill_every_kind(session: Session, table: str) -> None:
         "USING TIMESTAMP 4000")
     run(f"INSERT INTO {table} (k, c, m, vec) VALUES (2, 1, {{5: 'e'}}, [0.5, 1, 2]) "
         "USING TTL 60000")
-    run(f"INSERT INTO {table} (k, s) VALUES (3, 33) USING TIMESTAMP 5000")
+    run(f"INSERT INTO {table} (k, s) VALUES (3, 33) USING TIMESTAMP 5000 AND TTL 45000")
     run(f"INSERT INTO {table} (k, c) VALUES (4, 1) USING TIMESTAMP 6000")
     for i in range(5, 40):
         run(f"INSERT INTO {table} (k, c, v, n) VALUES ({i}, {i % 3}, 'r{i}', {i}) "
@@ -117,6 +117,8 @@ def test_scan_reads_writetime_and_ttl_named_exactly(session: Session) -> None:
     assert first["writetime(u)"] == [1000, 2000]  # per non-null field, in field order
     assert first["writetime(fu)"] == 1000 and first["writetime(vec)"] == 1000
     assert rows[(5, 2)]["ttl(l)"] is None and rows[(5, 2)]["writetime(v)"] == 10_005
+    static_only = rows[(3, None)]  # a partition of its static cell alone keeps both
+    assert static_only["writetime(s)"] == 5000 and 44_000 < static_only["ttl(s)"] <= 45_000
 
 
 def test_api_copy_keeps_every_cells_time_and_ttl(session: Session) -> None:
@@ -363,6 +365,94 @@ def test_bad_rows_budget_hit_and_dry_run(session: Session, tmp_path: Path) -> No
     done = cli("load", empty, str(source), "--dry-run")
     assert done.returncode == 1
     assert "dry run: 20 rows read and bound, 2 bad, nothing sent" in done.stderr, done.stderr
+    assert session.execute(f"SELECT count(*) FROM {empty}").one()[0] == 0
+
+
+# --------------------------------------------------------------------------- unreadable lines
+
+def planted_csv(path: Path) -> tuple[dict[int, int], list[int]]:
+    """400 rows of about 300 bytes (so Arrow reads the file in several blocks and the
+    first ones are loaded before the bad lines are met); from row 250 on: too few
+    fields, an unclosed quote, a value that is no int, bytes that are no UTF-8, and a
+    good value over two lines. Returns the line of every good row's key and the
+    lines of the bad ones."""
+    out = [b"k,n,s\n"]
+    line = 2
+    good: dict[int, int] = {}
+    bad: list[int] = []
+    for k in range(400):
+        pad = "x" * 300
+        text = {250: f"{k},7", 260: f'{k},5,"unclosed {pad}', 270: f"{k},abc,{pad}",
+                280: f"{k},1,\udcff{pad}", 290: f'{k},1,"two\nlines"'}.get(k, f"{k},{k},{pad}")
+        data = text.encode("utf-8", "surrogateescape") + b"\n"
+        if k in (250, 260, 270, 280):
+            bad.append(line)
+        else:
+            good[k] = line
+        out.append(data)
+        line += data.count(b"\n")
+    path.write_bytes(b"".join(out))
+    return good, bad
+
+
+def test_unreadable_csv_lines_go_to_bad_rows(session: Session, tmp_path: Path) -> None:
+    """Unreadable lines are bad rows with their line; the lines after them load, and
+    the rows before them were read by Arrow's fast reader."""
+    import csv
+
+    from cqlcodec.driver.bad_rows import BadRowsFile
+
+    table = fresh(session, "unreadable_csv", "k int PRIMARY KEY, n int, s text")
+    source = tmp_path / "in.csv"
+    good, bad_lines = planted_csv(source)
+    bad_file = BadRowsFile(str(tmp_path / "bad.csv"), csv_format=True)
+    result = cd.load_table(session, table, str(source), chunk_rows=100, max_errors=10,
+                           bad_rows=bad_file, raise_on_error=False)
+    bad_file.close()
+    assert result.rows == 400 and [f.row for f in result.failures] == [250, 260, 270, 280]
+    loaded = {r[0]: (r[1], r[2]) for r in session.execute(f"SELECT k, n, s FROM {table}")}
+    assert sorted(loaded) == sorted(good)
+    assert loaded[290] == (1, "two\nlines") and loaded[261] == (261, "x" * 300)
+    with open(tmp_path / "bad.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["_source"] for r in rows] == [f"{source}:{n}" for n in bad_lines]
+    assert "2 fields where the header has 3; the line: 250,7" in rows[0]["_error"]
+    assert "quote not closed" in rows[1]["_error"] and rows[1]["k"] == "260"
+    assert 'column "n"' in rows[2]["_error"] and rows[2]["n"] == "abc"
+    assert "not UTF-8 text" in rows[3]["_error"] and rows[3]["k"] == "280"
+
+
+def test_unreadable_lines_budget_hit_and_dry_run(session: Session, tmp_path: Path) -> None:
+    """JSON lines: a line that is no JSON, one that is no object and one that is no
+    UTF-8 count against --max-errors; a CSV dry run reports its unreadable lines."""
+    import json
+
+    table = fresh(session, "unreadable_jsonl", "k int PRIMARY KEY, n int")
+    lines = [json.dumps({"k": k, "n": k}).encode() for k in range(60)]
+    lines[9], lines[19], lines[24] = b'{"k": 9, "n":', b"[19, 19]", b'{"k": 24, "n": "\xff"}'
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    done = cli("load", table, str(source), "--max-errors", "1", "--chunk-rows", "15")
+    assert done.returncode == 1
+    # the budget is checked after each chunk: the second one's two bad lines stop it
+    assert "more than 1 bad rows (3)" in done.stderr, done.stderr
+    written = {r[0] for r in session.execute(f"SELECT k FROM {table}")}
+    assert written == set(range(30)) - {9, 19, 24}
+    bad = tmp_path / "bad.jsonl"
+    done = cli("load", table, str(source), "--max-errors", "3", "--bad-rows", str(bad))
+    assert done.returncode == 1 and "3 bad rows" in done.stderr, done.stderr
+    assert {r[0] for r in session.execute(f"SELECT k FROM {table}")} == \
+        set(range(60)) - {9, 19, 24}
+    rows = [json.loads(line) for line in bad.read_text().splitlines()]
+    assert [r["_source"] for r in rows] == [f"{source}:{n}" for n in (10, 20, 25)]
+    assert "no JSON object" in rows[0]["_error"] and '{"k": 9' in rows[0]["_error"]
+    assert "not UTF-8" in rows[2]["_error"]
+    csv_source = tmp_path / "in.csv"
+    planted_csv(csv_source)
+    empty = fresh(session, "unreadable_dry", "k int PRIMARY KEY, n int, s text")
+    done = cli("load", empty, str(csv_source), "--dry-run")
+    assert done.returncode == 1
+    assert "dry run: 400 rows read and bound, 4 bad, nothing sent" in done.stderr, done.stderr
     assert session.execute(f"SELECT count(*) FROM {empty}").one()[0] == 0
 
 
