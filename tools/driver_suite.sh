@@ -17,6 +17,7 @@
 #   DRIVER_SUITE_BUILD     a compiled copy made by `tools/devtest.sh build` to use instead of
 #                          compiling one into $DRIVER_SUITE_OUT/build []
 #   DRIVER_SUITE_TIMEOUT   seconds per test (pytest-timeout) [120]
+#   DRIVER_SUITE_RESET     1: drop every user keyspace before each run (0: keep them) [1]
 #   EVENT_LOOP_MANAGER     the driver's test reactor: libev, asyncio, asyncore [libev]
 # The tests connect to Cassandra on 127.0.0.1:9042 (USE_CASS_EXTERNAL=1), for example
 #   CASS_CQL_PORT=9042 CASS_STORAGE_PORT=27500 CASS_JMX_PORT=27599 tools/cassandra.sh start
@@ -43,6 +44,8 @@ for name in "$@"; do modules+=("tests/integration/standard/$name"); done
 [ ${#modules[@]} -gt 0 ] || modules=(tests/integration/standard)
 
 export PYTHONPATH="$src:$here/tools:$codec${DRIVER_SUITE_CCM:+:$DRIVER_SUITE_CCM}"
+# every run starts from a server without the keyspaces of earlier runs (driver_suite_plugin.py)
+export CQLCODEC_DRIVER_SUITE_RESET=${DRIVER_SUITE_RESET:-1}
 export USE_CASS_EXTERNAL=1 CASSANDRA_VERSION=${CASSANDRA_VERSION:-5.0.9}
 cd "$src"
 for protocol in ${DRIVER_SUITE_PROTOCOLS:-4 5}; do
@@ -53,7 +56,7 @@ for protocol in ${DRIVER_SUITE_PROTOCOLS:-4 5}; do
       "$py" -m pytest -p driver_suite_plugin -p no:cacheprovider -rA \
       --timeout="${DRIVER_SUITE_TIMEOUT:-120}" --junitxml="$out/$run.xml" "${modules[@]}" \
       >"$out/$run.log" 2>&1 || true
-    grep -E '^=+ .* in [0-9.]+s' "$out/$run.log" | tail -1 >&2 || true
+    grep -a -E '^=+ .* in [0-9.]+s' "$out/$run.log" | tail -1 >&2 || true
   done
 done
 "$py" "$here/tools/driver_suite_compare.py" "$out"

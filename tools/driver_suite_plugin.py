@@ -79,6 +79,29 @@ else:
     raise RuntimeError(f"CQLCODEC_DRIVER_SUITE_CLASS must be cqlcodec or driver, not {MODE!r}")
 
 
+def pytest_sessionstart() -> None:
+    """With ``CQLCODEC_DRIVER_SUITE_RESET=1``, drop every keyspace the tests made before.
+
+    Some of the driver's tests leave their tables behind (ccm gives them a new cluster per
+    run), and fail on the next run against the same server; each run starts from a server
+    without user keyspaces instead.
+    """
+    if os.environ.get("CQLCODEC_DRIVER_SUITE_RESET") != "1":
+        return
+    from cassandra.cluster import Cluster
+
+    cluster = Cluster([os.environ.get("CLUSTER_IP", "127.0.0.1")],
+                      protocol_version=int(os.environ.get("PROTOCOL_VERSION", "4")))
+    try:
+        session = cluster.connect()
+        rows = session.execute("SELECT keyspace_name FROM system_schema.keyspaces")
+        for row in rows:
+            if not row.keyspace_name.startswith("system"):
+                session.execute(f'DROP KEYSPACE "{row.keyspace_name}"', timeout=120)
+    finally:
+        cluster.shutdown()
+
+
 def pytest_report_header() -> list[str]:
     """Name the connection class and, when it is cqlcodec's, the build."""
     import cassandra
