@@ -7,6 +7,8 @@ from cassandra.policies import ColumnEncryptionPolicy, LoadBalancingPolicy
 from cassandra.protocol import _ProtocolHandler
 from cassandra.query import PreparedStatement, Statement
 
+DefaultConnection: Any
+
 class _Metadata:
     keyspaces: dict[str, Any]
     partitioner: str | None

@@ -1,0 +1,61 @@
+"""Compare the driver's test runs of ``tools/driver_suite.sh``: driver's class against cqlcodec's.
+
+Reads ``v<protocol>-driver.xml`` and ``v<protocol>-cqlcodec.xml`` (pytest junit files) from
+the folder given, prints the passed/failed/skipped counts of each run and the tests whose
+outcome differs, and exits 1 when a test passes with the driver's class and not with
+cqlcodec's.
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+OUTCOMES = ("passed", "failed", "skipped")
+
+
+def outcomes(junit: Path) -> dict[str, str]:
+    """Each test id of a junit file with its outcome: passed, failed (or error) or skipped."""
+    found: dict[str, str] = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        test_id = f"{case.get('classname')}::{case.get('name')}"
+        if case.find("failure") is not None or case.find("error") is not None:
+            found[test_id] = "failed"
+        elif case.find("skipped") is not None:
+            found[test_id] = "skipped"
+        else:
+            found[test_id] = "passed"
+    return found
+
+
+def counts(found: dict[str, str]) -> str:
+    """The outcome counts of one run, as one line."""
+    values = list(found.values())
+    return ", ".join(f"{values.count(outcome)} {outcome}" for outcome in OUTCOMES)
+
+
+def compare(folder: Path) -> int:
+    """Print the comparison of every protocol in ``folder``; the number of regressions."""
+    regressions = 0
+    for driver_file in sorted(folder.glob("v*-driver.xml")):
+        protocol = driver_file.name.split("-")[0]
+        cqlcodec_file = folder / f"{protocol}-cqlcodec.xml"
+        if not cqlcodec_file.exists():
+            print(f"{protocol}: no {cqlcodec_file.name}")
+            regressions += 1
+            continue
+        driver, cqlcodec = outcomes(driver_file), outcomes(cqlcodec_file)
+        print(f"protocol {protocol}: driver's class:   {counts(driver)}")
+        print(f"protocol {protocol}: cqlcodec's class: {counts(cqlcodec)}")
+        for test_id in sorted(driver.keys() | cqlcodec.keys()):
+            before, after = driver.get(test_id, "absent"), cqlcodec.get(test_id, "absent")
+            if before != after:
+                print(f"  {test_id}: {before} with the driver's class, {after} with cqlcodec's")
+                regressions += before == "passed"
+    print(f"{regressions} tests pass with the driver's class and not with cqlcodec's")
+    return regressions
+
+
+if __name__ == "__main__":
+    sys.exit(1 if compare(Path(sys.argv[1])) else 0)
