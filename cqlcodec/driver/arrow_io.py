@@ -30,7 +30,7 @@ from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.driver.columns import InsertResult, insert_columns
 from cqlcodec.driver.connect import Connect, session_for
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience
-from cqlcodec.driver.resend import RETRYABLE, insert_until_written
+from cqlcodec.driver.resend import insert_until_written, prepare_patiently
 from cqlcodec.driver.scan import ScanError, read_split, table_schema_batch
 from cqlcodec.driver.splits import TokenSplit, table_ref
 from cqlcodec.errors import CodecError
@@ -315,17 +315,15 @@ _prepared_lock: Final = threading.Lock()
 _prepared: dict[tuple[int, str], PreparedStatement] = {}
 
 
-def _prepare(session: Session, query: str, patience: Patience | None = None) -> PreparedStatement:
+def _prepare(session: Session, query: str, patience: Patience) -> PreparedStatement:
     key = (id(session), query)
     with _prepared_lock:
         found = _prepared.get(key)
-    while found is None:
-        try:
-            found = session.prepare(query)
-        except RETRYABLE:  # the cluster is unreachable: again, as long as patience lasts
-            if patience is None or patience.wait_to_retry() is not None:
-                raise
-            continue
+    if found is None:
+        prepared = prepare_patiently(session, query, patience)
+        if isinstance(prepared, tuple):  # unreachable for longer than patience lasts
+            raise prepared[0]
+        found = prepared
         with _prepared_lock:
             _prepared[key] = found
     return found

@@ -38,7 +38,7 @@ from cqlcodec.driver.columns import (
     insert_columns,
 )
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
-from cqlcodec.driver.resend import RETRYABLE, insert_until_written
+from cqlcodec.driver.resend import RETRYABLE, insert_until_written, prepare_patiently
 from cqlcodec.driver.sources import (
     Chunk,
     LoadError,
@@ -514,16 +514,16 @@ def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[st
         attempt += 1
     result.rows += total
     result.failures.extend(InsertFailure(first_row + f.row, f.error) for f in failures)
+
+
 def _prepare(session: Session, cql: str, patience: Patience) -> PreparedStatement:
     """``cql`` prepared, again while the cluster is unreachable."""
-    while True:
-        try:
-            return session.prepare(cql)
-        except RETRYABLE as exc:
-            reason = patience.wait_to_retry()
-            if reason is not None:
-                raise LoadError(f"cannot prepare {cql!r}: {reason}, last: "
-                                f"{type(exc).__name__}: {exc}") from exc
+    found = prepare_patiently(session, cql, patience)
+    if isinstance(found, tuple):
+        exc, reason = found
+        raise LoadError(f"cannot prepare {cql!r}: {reason}, last: "
+                        f"{type(exc).__name__}: {exc}") from exc
+    return found
 
 
 def _quoted_table(table_name: str) -> str:

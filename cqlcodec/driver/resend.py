@@ -19,10 +19,23 @@ from cassandra.query import PreparedStatement
 from cqlcodec.driver.columns import InsertFailure, insert_columns
 from cqlcodec.driver.outage import Patience
 
-__all__ = ["RETRYABLE", "insert_until_written", "take_chunk_rows"]
+__all__ = ["RETRYABLE", "insert_until_written", "prepare_patiently", "take_chunk_rows"]
 
 RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
                     ConnectionException, OSError)
+
+
+def prepare_patiently(session: Session, cql: str,
+                      patience: Patience) -> PreparedStatement | tuple[Exception, str]:
+    """``cql`` prepared, again while the cluster is unreachable and ``patience`` lasts;
+    else the last error and why it was not tried again."""
+    while True:
+        try:
+            return session.prepare(cql)
+        except RETRYABLE as exc:
+            reason = patience.wait_to_retry()
+            if reason is not None:
+                return exc, reason
 
 
 def take_chunk_rows(pa: Any, chunk: Mapping[str, Any], rows: list[int]) -> dict[str, Any]:
