@@ -231,6 +231,8 @@ INTEGRATION_DRIVERS = {
 # (test dependencies only; pyarrow first, the others skip their tests when missing)
 INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
                     "polars>=1.0"]
+# the optional loop cqlcodec.aio is tested on, in the compiled cassandra-driver session
+UVLOOP = "uvloop>=0.19"
 CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
     "CASS_CQL_PORT": os.environ.get("CASS_CQL_PORT", "29042"),
     "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),
@@ -289,6 +291,9 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
     """
     install_cqlcodec(session, impl)
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
+    if driver == "cassandra-driver" and impl == "compiled":
+        # cqlcodec.aio's tests run once more on uvloop's loop (tests/integration/test_aio.py)
+        session.install(UVLOOP)
     _test_server(session)
     every_module = driver == "cassandra-driver" or os.environ.get("CQLCODEC_INTEGRATION_ALL") == "1"
     paths = ["tests/integration"] if every_module else DRIVER_SURFACE_TESTS
