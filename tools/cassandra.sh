@@ -24,6 +24,10 @@
 #   CASS_CLEAN         [0]        1 = wipe data before starting a node that is not running
 #   CASS_FAST_START    [1]        1 = C1-only JIT (boots in ~6 s instead of ~12 s on 2 cores)
 #   CASS_EXTRA_JVM_OPTS           extra JVM flags (word-split), appended last
+#
+# The CQL port takes plain and TLS connections both (client encryption, optional), with a
+# self-signed certificate for CASS_ADDRESS made by keytool at the first start:
+# <run dir>/conf/node-cert.pem is the certificate a client may verify against.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,6 +138,16 @@ initial_token: 0"
   if [[ "$CASS_NUM_TOKENS" != "1" ]]; then
     tokens_yaml="num_tokens: $CASS_NUM_TOKENS"
   fi
+  local keystore="$CONF_DIR/keystore.p12"
+  if [[ ! -f "$keystore" ]]; then
+    local keytool
+    keytool=$(dirname "$(readlink -f "$(command -v "$JAVA")")")/keytool
+    "$keytool" -genkeypair -alias node -keyalg EC -groupname secp256r1 -validity 3650 \
+      -dname "CN=$CASS_ADDRESS" -ext "SAN=IP:$CASS_ADDRESS" -storetype PKCS12 \
+      -keystore "$keystore" -storepass cqlcodec -keypass cqlcodec -noprompt >/dev/null 2>&1
+    "$keytool" -exportcert -rfc -alias node -keystore "$keystore" -storepass cqlcodec \
+      -file "$CONF_DIR/node-cert.pem" >/dev/null 2>&1
+  fi
   cat > "$CONF_DIR/cassandra.yaml" <<EOF
 # written by tools/cassandra.sh: loopback only
 cluster_name: 'cqlcodec'
@@ -171,6 +185,12 @@ key_cache_size: 16MiB
 disk_failure_policy: stop
 commit_failure_policy: stop
 auto_snapshot: false
+client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: $keystore
+  keystore_password: cqlcodec
+  store_type: PKCS12
 $extra_yaml
 EOF
   cat > "$CONF_DIR/logback.xml" <<EOF

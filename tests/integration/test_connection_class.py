@@ -1,10 +1,11 @@
-"""cqlcodec's connection class against the real server: every reactor, v4 and v5, the
-switch made by ``install()``, and a connection cut mid-response."""
+"""cqlcodec's connection class against the real server: every reactor, v4 and v5, plain
+and TLS sockets, the switch made by ``install()``, and a connection cut mid-response."""
 
 from __future__ import annotations
 
 import importlib
 import random
+import ssl
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -44,13 +45,15 @@ def blob_table() -> Iterator[str]:
     yield "cqlcodec_conn.blobs"
 
 
-def _reads(cluster: Cluster, table: str) -> tuple[list[Any], list[Any]]:
+def _reads(cluster: Cluster, table: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """The columns of the schema tables, the rows of ``table``, the pools' connections."""
     session = cluster.connect()
     try:
         columns = sorted(tuple(r) for r in session.execute(
             "SELECT keyspace_name, table_name, column_name, type FROM system_schema.columns"))
         blobs = sorted(tuple(r) for r in session.execute(f"SELECT k, v FROM {table}"))
-        return columns, blobs
+        pools: dict[Any, Any] = vars(session)["_pools"]  # not in the driver's stubs
+        return columns, blobs, [p._connection for p in pools.values()]
     finally:
         cluster.shutdown()
 
@@ -68,8 +71,51 @@ def test_every_reactor_reads_what_the_driver_reads(protocol: int, reactor: Any,
     ours = new_cluster(protocol, connection_class=cqlcodec.driver.connection_class(base))
     theirs = new_cluster(protocol, connection_class=base)
     got = _reads(ours, blob_table)
-    assert got == _reads(theirs, blob_table)
+    assert got[:2] == _reads(theirs, blob_table)[:2]
     assert got[1][0] == (0, BLOB)
+
+
+@pytest.fixture(scope="module")
+def server_tls() -> ssl.SSLContext:
+    """A client TLS context that trusts the test server's certificate and checks its name.
+
+    tools/cassandra.sh lets the CQL port take TLS as well as plain connections, with a
+    self-signed certificate for the server's address; it is fetched from the server here.
+    """
+    host, port = _host_port()
+    try:
+        pem = ssl.get_server_certificate((host, port), timeout=10)
+    except (OSError, ssl.SSLError) as exc:
+        pytest.skip(f"the server at {host}:{port} takes no TLS connections "
+                    f"(tools/cassandra.sh sets them up): {exc!r}")
+    context = ssl.create_default_context(cadata=pem)
+    context.check_hostname = True
+    return context
+
+
+@pytest.mark.parametrize("protocol", [4, 5])
+@pytest.mark.parametrize("reactor", [None, "asyncore"], ids=["default", "asyncore"])
+def test_tls_connections_read_what_the_driver_reads(protocol: int, reactor: Any,
+                                                    blob_table: str,
+                                                    server_tls: ssl.SSLContext) -> None:
+    """Frames of 300 KiB arrive over TLS records of at most 16 KiB each. (The driver's
+    asyncio reactor opens no TLS connection of its own in 3.30.1, so it is not here.)"""
+    if reactor == "asyncore":
+        if AsyncoreConnection is None:
+            pytest.skip("the driver's asyncore reactor needs asyncore (Python < 3.12)")
+        reactor = AsyncoreConnection
+    base = reactor or Cluster.connection_class
+    columns, blobs, connections = _reads(
+        new_cluster(protocol, ssl_context=server_tls,
+                    connection_class=cqlcodec.driver.connection_class(base)), blob_table)
+    assert connections and all(is_cqlcodec_class(type(c)) for c in connections)
+    assert all(isinstance(c._socket, ssl.SSLSocket) for c in connections)
+    theirs = _reads(new_cluster(protocol, ssl_context=server_tls, connection_class=base),
+                    blob_table)
+    plain = _reads(new_cluster(protocol, connection_class=base), blob_table)
+    assert (columns, blobs) == theirs[:2] == plain[:2]
+    assert not isinstance(plain[2][0]._socket, ssl.SSLSocket)
+    assert blobs[0] == (0, BLOB)
 
 
 def test_install_switches_before_connect_only() -> None:
