@@ -138,15 +138,29 @@ initial_token: 0"
   if [[ "$CASS_NUM_TOKENS" != "1" ]]; then
     tokens_yaml="num_tokens: $CASS_NUM_TOKENS"
   fi
-  local keystore="$CONF_DIR/keystore.p12"
+  local keystore="$CONF_DIR/keystore.p12" tls_yaml=""
   if [[ ! -f "$keystore" ]]; then
     local keytool
     keytool=$(dirname "$(readlink -f "$(command -v "$JAVA")")")/keytool
-    "$keytool" -genkeypair -alias node -keyalg EC -groupname secp256r1 -validity 3650 \
-      -dname "CN=$CASS_ADDRESS" -ext "SAN=IP:$CASS_ADDRESS" -storetype PKCS12 \
-      -keystore "$keystore" -storepass cqlcodec -keypass cqlcodec -noprompt >/dev/null 2>&1
-    "$keytool" -exportcert -rfc -alias node -keystore "$keystore" -storepass cqlcodec \
-      -file "$CONF_DIR/node-cert.pem" >/dev/null 2>&1
+    [[ -x "$keytool" ]] || keytool=$(command -v keytool || true)
+    if [[ -n "$keytool" ]] && "$keytool" -genkeypair -alias node -keyalg EC \
+        -groupname secp256r1 -validity 3650 -dname "CN=$CASS_ADDRESS" \
+        -ext "SAN=IP:$CASS_ADDRESS" -storetype PKCS12 -keystore "$keystore" \
+        -storepass cqlcodec -keypass cqlcodec -noprompt >/dev/null 2>&1; then
+      "$keytool" -exportcert -rfc -alias node -keystore "$keystore" -storepass cqlcodec \
+        -file "$CONF_DIR/node-cert.pem" >/dev/null 2>&1 || true
+    else
+      rm -f "$keystore"
+      log "no keytool beside $JAVA: the CQL port takes plain connections only"
+    fi
+  fi
+  if [[ -f "$keystore" ]]; then
+    tls_yaml="client_encryption_options:
+  enabled: true
+  optional: true
+  keystore: $keystore
+  keystore_password: cqlcodec
+  store_type: PKCS12"
   fi
   cat > "$CONF_DIR/cassandra.yaml" <<EOF
 # written by tools/cassandra.sh: loopback only
@@ -185,12 +199,7 @@ key_cache_size: 16MiB
 disk_failure_policy: stop
 commit_failure_policy: stop
 auto_snapshot: false
-client_encryption_options:
-  enabled: true
-  optional: true
-  keystore: $keystore
-  keystore_password: cqlcodec
-  store_type: PKCS12
+$tls_yaml
 $extra_yaml
 EOF
   cat > "$CONF_DIR/logback.xml" <<EOF
