@@ -64,8 +64,12 @@ READPATH = [f"readpath {what} v{v} {conn}" for what in ("vectors", "mixed") for 
 # asyncio (--only aio): AIO_REQUESTS single-partition queries in flight on one loop, and a
 # whole-table scan with async for against the synchronous scan
 AIO_REQUESTS = 1000
-AIO = ["aio run_in_executor + sync execute_columns", "aio acsylla execute", "aio execute_columns",
-       "scan sync to_arrow", "scan aio to_arrow", "scan aio with a loop-lag probe"]
+# "aio floor ..." is the driver's request path alone: the same requests sent with send_columnar
+# (execute_columns' own send) and counted by a driver callback, with no asyncio object per
+# request and no decode, the least any design over the driver's ResponseFuture can cost
+AIO_REQUEST_CASES = ["aio run_in_executor + sync execute_columns", "aio acsylla execute",
+                     "aio execute_columns", "aio floor: send_columnar + a callback"]
+AIO = [*AIO_REQUEST_CASES[:3], "scan sync to_arrow", "scan aio to_arrow", "scan aio with a loop-lag probe"]
 # the native clients against cqlcodec (issue 32's targets)
 PEER_NAMES = ("acsylla", "scyllapy", "rsylla")
 PEERS = ([f"readpath vectors v{v} cqlcodec" for v in (4, 5)] + [f"peer vectors {p}" for p in PEER_NAMES]
@@ -84,6 +88,7 @@ PEER_TARGETS = [  # (what, cqlcodec case, other case, ratio at most)
 ]
 RATIOS = [("aio run_in_executor + sync execute_columns", "aio execute_columns"),
           ("aio acsylla execute", "aio execute_columns"),
+          ("aio acsylla execute", "aio floor: send_columnar + a callback"),
           ("scan sync to_arrow", "scan aio to_arrow"),
           ("read driver + pandas", "read cqlcodec -> pandas"),
           ("read driver + polars", "read cqlcodec -> polars"),
@@ -271,6 +276,8 @@ def _run_aio_case(case: str, args: argparse.Namespace, session: Any, names: list
             return await asyncio.gather(*(
                 loop.run_in_executor(None, functools.partial(drv.execute_columns, session, query, [k]))
                 for k in keys))
+        if case == "aio floor: send_columnar + a callback":
+            return await _sent_and_counted(session, args.statement, keys)
         if case == "aio acsylla execute":
             prepared = args.acsylla_statement
 
@@ -303,6 +310,28 @@ def _run_aio_case(case: str, args: argparse.Namespace, session: Any, names: list
     if case == "aio acsylla execute":
         return args.acsylla_loop.run_until_complete(main())
     return asyncio.run(main())
+
+
+async def _sent_and_counted(session: Any, statement: Any, keys: list[int]) -> list[None]:
+    """Every request sent with ``send_columnar`` from the loop, one driver callback
+    counting the answers (no asyncio future, task or decode per request); the loop is
+    woken once, by the last answer."""
+    import asyncio
+
+    from cqlcodec.driver.columns import send_columnar
+
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[None] = loop.create_future()
+    left = [len(keys)]
+
+    def answered(_outcome: object) -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            loop.call_soon_threadsafe(finished.set_result, None)
+    for k in keys:
+        send_columnar(session, statement, [k]).add_callbacks(answered, answered)
+    await finished
+    return [None] * len(keys)
 
 
 def _prepare_aio_case(case: str, args: argparse.Namespace, session: Any) -> None:
@@ -484,7 +513,7 @@ def main() -> None:
              + (READPATH if args.only == "readpath" else [])
              + (PEERS if args.only == "peers" else [])
              + (AIO if args.only in (None, "aio") else [])
-             + (AIO[:3] if args.only == "aio-requests" else []))
+             + (AIO_REQUEST_CASES if args.only == "aio-requests" else []))
     if "aio acsylla execute" in cases and importlib.util.find_spec("acsylla") is None:
         print("acsylla is not installed (pip install acsylla): its case is left out")
         cases.remove("aio acsylla execute")

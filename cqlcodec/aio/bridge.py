@@ -2,7 +2,8 @@
 
 The driver completes a request on its IO thread and calls the future's callbacks
 there. :func:`response_of` registers a callback that hands the outcome to the running
-loop with ``loop.call_soon_threadsafe``; the coroutine waits on an ``asyncio.Future``,
+loop (:class:`Inbox`: one ``loop.call_soon_threadsafe``, one wake-up of the loop, for a
+burst of responses, not one per response); the coroutine waits on an ``asyncio.Future``,
 so no thread ever blocks for a request. The callbacks are removed again when the
 awaiting coroutine returns or is cancelled, so a cancelled wait leaves nothing
 referring to it behind (the request itself runs out on the server; its answer is
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeVar
@@ -26,8 +29,8 @@ from cassandra.cluster import ResponseFuture
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.driver.columns import RawPage, page_of_rows
 
-__all__ = ["DECODE_OFF_LOOP_BYTES", "decode_page", "off_loop", "on_loop", "raw_page_of",
-           "response_of"]
+__all__ = ["DECODE_OFF_LOOP_BYTES", "Inbox", "decode_page", "inbox_of", "off_loop", "on_loop",
+           "raw_page_of", "response_of"]
 
 T = TypeVar("T")
 
@@ -55,38 +58,79 @@ def on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], *args: A
         pass
 
 
-def _hand_over(loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], ok: bool,
-               value: Any) -> None:
-    on_loop(loop, _settle, waiter, ok, value)
+class Inbox:
+    """The outcomes the driver's IO thread hands to one loop: appended there, settled on
+    the loop by one :meth:`drain` per burst. ``scheduled`` is cleared before the drain
+    takes the first outcome, so an outcome appended after the drain's last look
+    schedules the next drain; the GIL orders the two threads' steps."""
+
+    __slots__ = ("__weakref__", "loop", "outcomes", "scheduled")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = weakref.ref(loop)  # the loop's entry in _inboxes must not keep it
+        self.outcomes: deque[tuple[asyncio.Future[Any], bool, Any]] = deque()
+        self.scheduled = False
+
+    def put(self, waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:
+        """From any thread: settle ``waiter`` on the loop (with ``value`` or, unless
+        ``ok``, by raising it) at its next drain."""
+        self.outcomes.append((waiter, ok, value))
+        if not self.scheduled:
+            loop = self.loop()
+            if loop is not None:
+                self.scheduled = True
+                on_loop(loop, self.drain)
+
+    def drain(self) -> None:
+        """On the loop: settle every outcome handed over so far."""
+        self.scheduled = False
+        outcomes = self.outcomes
+        while outcomes:
+            waiter, ok, value = outcomes.popleft()
+            _settle(waiter, ok, value)
 
 
-def _on_result(value: Any, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any]) -> None:
-    _hand_over(loop, waiter, True, value)
+_inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Inbox] = weakref.WeakKeyDictionary()
 
 
-def _on_error(error: BaseException, loop: asyncio.AbstractEventLoop,
-              waiter: asyncio.Future[Any]) -> None:
-    _hand_over(loop, waiter, False, error)
+def inbox_of(loop: asyncio.AbstractEventLoop) -> Inbox:
+    """The :class:`Inbox` of ``loop`` (made at its first request; called on the loop)."""
+    inbox = _inboxes.get(loop)
+    if inbox is None:
+        inbox = _inboxes[loop] = Inbox(loop)
+    return inbox
 
 
-async def response_of(future: ResponseFuture) -> Any:
+def _on_result(value: Any, inbox: Inbox, waiter: asyncio.Future[Any]) -> None:
+    inbox.put(waiter, True, value)
+
+
+def _on_error(error: BaseException, inbox: Inbox, waiter: asyncio.Future[Any]) -> None:
+    inbox.put(waiter, False, error)
+
+
+async def response_of(future: ResponseFuture, first: bool = False) -> Any:
     """What the future's current request (or page) brings: the rows the driver made of it
     (the session's row factory), or its error raised, the driver's own exception. Call it
-    once per page, after ``start_fetching_next_page`` for the pages after the first."""
+    once per page, after ``start_fetching_next_page`` for the pages after the first
+    (``first``: the future's first page, with no callbacks of an earlier page to
+    remove). Its callbacks are removed from the future when it returns or is cancelled."""
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[Any] = loop.create_future()
-    future.clear_callbacks()
-    future.add_callbacks(_on_result, _on_error, callback_args=(loop, waiter),
-                         errback_args=(loop, waiter))
+    if not first:
+        future.clear_callbacks()
+    args = (inbox_of(loop), waiter)
+    future.add_callbacks(_on_result, _on_error, callback_args=args, errback_args=args)
     try:
         return await waiter
     finally:
         future.clear_callbacks()
 
 
-async def raw_page_of(future: ResponseFuture) -> RawPage:
-    """The :class:`RawPage` a columnar request (``send_columnar``) brings, once it is there."""
-    return page_of_rows(await response_of(future))
+async def raw_page_of(future: ResponseFuture, first: bool = False) -> RawPage:
+    """The :class:`RawPage` a columnar request (``send_columnar``) brings, once it is
+    there (``first`` as for :func:`response_of`)."""
+    return page_of_rows(await response_of(future, first))
 
 
 _pool: ThreadPoolExecutor | None = None

@@ -60,6 +60,7 @@ class ColumnStream:
         self._delivered = 0
         self._pages = 0
         self._pending = True
+        self._first = True
 
     @property
     def pages_fetched(self) -> int:
@@ -78,7 +79,8 @@ class ColumnStream:
         if not self._pending:
             raise StopAsyncIteration
         self._pending = False  # a failure or a cancellation below ends the stream
-        page = await raw_page_of(self._future)
+        page = await raw_page_of(self._future, self._first)
+        self._first = False
         keep, self._pending = follow_page(self._future, page, self._limit, self._delivered)
         batch = await decode_page(page, keep)
         self._delivered += batch.num_rows
@@ -114,4 +116,7 @@ async def execute_columns(session: Session, statement: Query, parameters: Parame
     :func:`stream_columns`."""
     stream = stream_columns(session, statement, parameters, fetch_size=fetch_size,
                             limit=limit, execution_profile=execution_profile)
-    return ColumnPages.of_batches([batch async for batch in stream])
+    batches = [await stream.__anext__()]  # a query's first page, even when it has no rows
+    while stream._pending:
+        batches.append(await stream.__anext__())
+    return ColumnPages.of_batches(batches)

@@ -6,12 +6,14 @@ and batching rows) runs in cqlcodec's small thread pool, off the loop, and the
 statements each step asks for are sent from the loop through the driver's callbacks, at
 most ``concurrency`` in flight, without a thread per request. :func:`load_table` runs
 the synchronous load (files, write times, bad rows, throttling, outages) in one thread
-of that pool.
+of that pool; cancelling its task sets the load's ``stop`` flag and waits for the load
+to stop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -134,9 +136,30 @@ async def load_table(session: Session, table: str, source: object, *,
     :class:`~cqlcodec.driver.InsertError`). The whole load runs in one thread of
     cqlcodec's small pool, off the loop (``progress`` is called there): its requests
     are sent through the driver's callbacks, ``concurrency`` in flight, without a
-    thread per request."""
-    return await off_loop(lambda: sync_load_table(
+    thread per request.
+
+    Cancelling the task stops the load: no request is sent after that (the chunk being
+    written is cut short), and the cancellation is raised once the requests already in
+    flight have ended, so that nothing more is written after it (the session stays
+    usable)."""
+    stop = threading.Event()
+    load = asyncio.ensure_future(off_loop(lambda: sync_load_table(
         session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
         batch_by_replica=batch_by_replica, batch_bytes=batch_bytes, concurrency=concurrency,
         consistency_level=consistency_level, retries=retries, retry_timeout=retry_timeout,
-        raise_on_error=raise_on_error, progress=progress, **options))
+        raise_on_error=raise_on_error, progress=progress, stop=stop, **options)))
+    try:
+        return await asyncio.shield(load)
+    except asyncio.CancelledError:
+        stop.set()
+        await _stopped(load)
+        raise
+
+
+async def _stopped(load: asyncio.Future[InsertResult]) -> None:
+    """Waits for a load told to stop to end, whatever it ends with (its rows in flight
+    answered); a further cancellation meanwhile is not held back."""
+    try:
+        await load
+    except Exception:  # noqa: BLE001, S110 - LoadCancelled or the load's own end: the cancellation is raised
+        pass

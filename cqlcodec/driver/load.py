@@ -14,6 +14,7 @@ before the next one is read).
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,8 +40,10 @@ from cqlcodec.driver.columns import (
 )
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
 from cqlcodec.driver.resend import RETRYABLE, insert_until_written, prepare_patiently
+from cqlcodec.driver.sender import SendsStopped, stopped_by
 from cqlcodec.driver.sources import (
     Chunk,
+    LoadCancelled,
     LoadError,
     SourcePart,
     arrow_module,
@@ -99,7 +102,7 @@ def load_table(session: Session, table: str, source: object, *,
                ignore_writetime: bool = False,
                stdin_format: str | None = None, max_errors: int | None = None,
                bad_rows: BadRowsFile | None = None, dry_run: bool = False,
-               rate: float | None = None) -> InsertResult:
+               rate: float | None = None, stop: threading.Event | None = None) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -161,6 +164,11 @@ def load_table(session: Session, table: str, source: object, *,
     and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
     rows per second (chunks of at most a tenth of a second of rows, see
     :mod:`cqlcodec.driver.throttle`).
+
+    ``stop`` (a ``threading.Event``) stops the load from another thread: once it is
+    set, no further request is sent (not even the rest of the chunk being written),
+    the requests in flight are waited for, and :class:`LoadCancelled` is raised.
+    :func:`cqlcodec.aio.load_table` sets it when its task is cancelled.
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
@@ -196,64 +204,68 @@ def load_table(session: Session, table: str, source: object, *,
     done_parts = 0
     started = time.monotonic()
     patience = Patience(session, timeout, retries)  # the clock of the whole load: time without a write
-    for part in parts:
-        part_first = result.rows
-        all_types = {**time_types, **cql_types}
-        csv_types = {src: all_types[renamed.get(src, src)] for src in
-                     (peek_columns(part) or []) if renamed.get(src, src) in all_types}
-        chunks = open_source(part, chunk_rows, csv_types, json_types, tolerant=tolerant)
-        while True:
-            first_row = result.rows
-            try:
-                piece = next(chunks, None)
-                if piece is None:
-                    break
-                batch = piece.data
-                if limiter is not None:
-                    limiter.wait(_num_rows(batch))
-                keep = set(columns) if columns is not None else None
-                chosen = [n for n in (list(batch) if isinstance(batch, Mapping)
-                                      else batch.schema.names) if keep is None or n in keep]
-                timed = time_columns([renamed.get(n, n) for n in chosen], meta)
+    try:
+        with stopped_by(stop):
+            for part in parts:
+                part_first = result.rows
+                all_types = {**time_types, **cql_types}
+                csv_types = {src: all_types[renamed.get(src, src)] for src in
+                             (peek_columns(part) or []) if renamed.get(src, src) in all_types}
+                chunks = open_source(part, chunk_rows, csv_types, json_types, tolerant=tolerant)
+                while True:
+                    first_row = result.rows
+                    try:
+                        piece = next(chunks, None)
+                        if piece is None:
+                            break
+                        batch = piece.data
+                        if limiter is not None:
+                            limiter.wait(_num_rows(batch))
+                        keep = set(columns) if columns is not None else None
+                        chosen = [n for n in (list(batch) if isinstance(batch, Mapping)
+                                              else batch.schema.names) if keep is None or n in keep]
+                        timed = time_columns([renamed.get(n, n) for n in chosen], meta)
 
-                def write(chunk: Any, start: int, into: InsertResult, grouped: bool,
-                          timed: TimedColumns = timed, chosen: list[str] = chosen,
-                          part: SourcePart = part) -> None:
-                    if timed and not ignore_writetime and not dry_run:
-                        _load_timed_chunk(session, pa, chunk, chosen, renamed, timed, meta,
-                                          table_name, timed_statements, consistency_level,
-                                          into, start, batch_by_replica=grouped,
-                                          batch_bytes=batch_bytes, concurrency=concurrency,
-                                          patience=patience)
-                    else:
-                        _load_chunk(session, pa, chunk, part, start, columns, renamed,
-                                    cql_types, key_columns, table_name, statements,
-                                    consistency_level, into, batch_by_replica=grouped,
-                                    batch_bytes=batch_bytes, concurrency=concurrency,
-                                    patience=patience, counter=counter,
-                                    dropped=frozenset(time_types), dry_run=dry_run)
+                        def write(chunk: Any, start: int, into: InsertResult, grouped: bool,
+                                  timed: TimedColumns = timed, chosen: list[str] = chosen,
+                                  part: SourcePart = part) -> None:
+                            if timed and not ignore_writetime and not dry_run:
+                                _load_timed_chunk(session, pa, chunk, chosen, renamed, timed, meta,
+                                                  table_name, timed_statements, consistency_level,
+                                                  into, start, batch_by_replica=grouped,
+                                                  batch_bytes=batch_bytes, concurrency=concurrency,
+                                                  patience=patience)
+                            else:
+                                _load_chunk(session, pa, chunk, part, start, columns, renamed,
+                                            cql_types, key_columns, table_name, statements,
+                                            consistency_level, into, batch_by_replica=grouped,
+                                            batch_bytes=batch_bytes, concurrency=concurrency,
+                                            patience=patience, counter=counter,
+                                            dropped=frozenset(time_types), dry_run=dry_run)
 
-                if not tolerant:
-                    write(batch, first_row, result, batch_by_replica)
-                else:
-                    _write_tolerant(pa, write, piece, first_row, part_first, part.name,
-                                    result, batch_by_replica, bad_rows)
-                    if max_errors is not None and len(result.failures) > max_errors:
-                        raise LoadError(f"more than {max_errors} bad rows "
-                                        f"({len(result.failures)}): the load stopped",
-                                        source=part.name)
-            except LoadError as exc:
-                if exc.source:
-                    raise
-                row = None if exc.row is None else first_row + exc.row
-                raise LoadError(exc.reason, source=part.name, column=exc.column,
-                                row=row) from exc
-            if progress is not None:
-                progress(LoadProgress(result.rows, result.written, len(result.failures),
-                                      rows_total, bytes_done, bytes_total,
-                                      time.monotonic() - started, done_parts, len(parts)))
-        bytes_done += part.size
-        done_parts += 1
+                        if not tolerant:
+                            write(batch, first_row, result, batch_by_replica)
+                        else:
+                            _write_tolerant(pa, write, piece, first_row, part_first, part.name,
+                                            result, batch_by_replica, bad_rows)
+                            if max_errors is not None and len(result.failures) > max_errors:
+                                raise LoadError(f"more than {max_errors} bad rows "
+                                                f"({len(result.failures)}): the load stopped",
+                                                source=part.name)
+                    except LoadError as exc:
+                        if exc.source:
+                            raise
+                        row = None if exc.row is None else first_row + exc.row
+                        raise LoadError(exc.reason, source=part.name, column=exc.column,
+                                        row=row) from exc
+                    if progress is not None:
+                        progress(LoadProgress(result.rows, result.written, len(result.failures),
+                                              rows_total, bytes_done, bytes_total,
+                                              time.monotonic() - started, done_parts, len(parts)))
+                bytes_done += part.size
+                done_parts += 1
+    except SendsStopped:
+        raise LoadCancelled(result) from None
     patience.done()
     result.failures.sort(key=lambda f: f.row)
     if progress is not None:

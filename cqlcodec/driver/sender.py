@@ -12,14 +12,38 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from cassandra.cluster import _NOT_SET, Session
 from cassandra.protocol import BatchMessage
 from cassandra.query import BatchStatement, Statement
 
-__all__ = ["EncodedBatch", "Outcomes", "Sends", "run_steps", "send_all", "start_request"]
+from cqlcodec.errors import CodecError
+
+__all__ = ["EncodedBatch", "Outcomes", "Sends", "SendsStopped", "run_steps", "send_all",
+           "start_request", "stopped_by"]
+
+_stop_flag: ContextVar[threading.Event | None] = ContextVar("cqlcodec_stop_flag", default=None)
+
+
+class SendsStopped(CodecError):
+    """:func:`send_all` was told to stop (:func:`stopped_by`): it sent no further
+    statement and waited for those in flight."""
+
+
+@contextmanager
+def stopped_by(flag: threading.Event | None) -> Iterator[None]:
+    """While inside, every :func:`send_all` of this thread stops sending once ``flag``
+    is set (and raises :class:`SendsStopped`): how a long write, such as a bulk load,
+    is stopped between two requests from another thread."""
+    token = _stop_flag.set(flag)
+    try:
+        yield
+    finally:
+        _stop_flag.reset(token)
 
 
 class EncodedBatch(BatchStatement):
@@ -103,7 +127,10 @@ def send_all(session: Session, statements: Sequence[Statement], concurrency: int
              execution_profile: object) -> Outcomes:
     """Send every statement, at most ``concurrency`` in flight, and return one
     ``(success, result or exception)`` per statement, in order (as the driver's
-    ``execute_concurrent`` with ``raise_on_first_error=False``)."""
+    ``execute_concurrent`` with ``raise_on_first_error=False``). When the flag of
+    :func:`stopped_by` is set, no further statement is sent: those in flight are
+    waited for and :class:`SendsStopped` is raised."""
+    stop = _stop_flag.get()
     outcomes: Outcomes = [(False, None)] * len(statements)
     slots = threading.Semaphore(concurrency)
     finished = threading.Condition()
@@ -117,8 +144,14 @@ def send_all(session: Session, statements: Sequence[Statement], concurrency: int
             if pending[0] == 0:
                 finished.notify_all()
 
+    stopped = False
     for index, statement in enumerate(statements):
         slots.acquire()
+        if stop is not None and stop.is_set():
+            stopped = True
+            with finished:
+                pending[0] -= len(statements) - index
+            break
         try:
             future = start_request(session, statement, execution_profile)
         except Exception as exc:  # noqa: BLE001 - a request that cannot start fails alone
@@ -128,6 +161,8 @@ def send_all(session: Session, statements: Sequence[Statement], concurrency: int
                              errback=_failed, errback_args=(done, index))
     with finished:
         finished.wait_for(lambda: pending[0] == 0)
+    if stopped:
+        raise SendsStopped("sending was stopped")
     return outcomes
 
 

@@ -34,7 +34,7 @@ from typing import Any, Final
 from cqlcodec.driver.text_records import RecordGroup, Unreadable, csv_records, jsonl_records
 from cqlcodec.errors import CodecError
 
-__all__ = ["Chunk", "LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
+__all__ = ["Chunk", "LoadCancelled", "LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
 
 PARQUET_SUFFIXES: Final = (".parquet", ".pq")
 CSV_SUFFIXES: Final = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".tsv")
@@ -60,6 +60,18 @@ class LoadError(CodecError):
         self.source = source
         self.column = column
         self.row = row
+
+
+class LoadCancelled(LoadError):
+    """A bulk load was told to stop (its ``stop`` flag was set, or the task awaiting
+    :func:`cqlcodec.aio.load_table` was cancelled): no request was sent after that, and
+    the requests already in flight were waited for. ``result`` is the
+    :class:`~cqlcodec.driver.InsertResult` of the rows read so far (``result.rows``;
+    the rows of a chunk cut short count as read)."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(f"the load was stopped after {result.rows} rows read")
+        self.result = result
 
 
 def arrow_module() -> Any:

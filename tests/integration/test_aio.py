@@ -24,6 +24,7 @@ from cqlcodec.aio import AsyncTableScan, bridge
 from cqlcodec.driver import (
     ColumnPages,
     InsertError,
+    LoadCancelled,
     LoadError,
     ScanError,
     execute_columns,
@@ -390,6 +391,55 @@ def test_insert_and_load_equal_the_sync_writes(run: Any, session: Session) -> No
     assert done.written == original.num_rows and done.requests >= 1
     copied = execute_columns(session, f"SELECT k, {', '.join(COLUMN_NAMES)} FROM aio_copy")
     assert copied.to_arrow().sort_by("k").equals(original)
+
+
+CANCELLED_LOAD_ROWS = 4000
+
+
+def test_cancelling_a_load_stops_it(run: Any, session: Session) -> None:
+    """A load cancelled mid-chunk (one chunk of every row, one request per row) stops
+    sending: fewer rows than the source reach the table, no more arrive afterwards, and
+    the same session loads and reads on; the synchronous load's ``stop`` flag, set
+    before it starts, sends nothing."""
+    session.execute("CREATE TABLE IF NOT EXISTS aio_cancel (k int PRIMARY KEY, v text)",
+                    timeout=60)
+    session.execute("TRUNCATE aio_cancel", timeout=60)
+    source = pa.table({"k": pa.array(range(CANCELLED_LOAD_ROWS), pa.int32()),
+                       "v": [f"row {k}" for k in range(CANCELLED_LOAD_ROWS)]})
+    count = f"SELECT count(*) FROM {KEYSPACE}.aio_cancel"
+
+    async def rows_in_table() -> int:
+        return int((await aio.execute(session, count, timeout=60))[0][0])
+
+    async def main() -> tuple[int, int, int]:
+        load = asyncio.ensure_future(aio.load_table(
+            session, f"{KEYSPACE}.aio_cancel", source, chunk_rows=CANCELLED_LOAD_ROWS,
+            batch_by_replica=False, concurrency=4))
+        while await rows_in_table() == 0 and not load.done():
+            await asyncio.sleep(0.01)
+        assert not load.done(), "the load ended before it could be cancelled"
+        load.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await load
+        at_cancel = await rows_in_table()
+        await asyncio.sleep(0.5)
+        later = await rows_in_table()
+        again = await aio.load_table(session, f"{KEYSPACE}.aio_cancel",
+                                     pa.table({"k": pa.array([-1], pa.int32()),
+                                               "v": ["after"]}))
+        assert again.written == 1
+        return at_cancel, later, await rows_in_table()
+
+    at_cancel, later, after = run(main)
+    assert 0 < at_cancel < CANCELLED_LOAD_ROWS
+    assert later == at_cancel, "rows were still written after the cancellation returned"
+    assert after == at_cancel + 1
+    told = threading.Event()
+    told.set()  # the synchronous load's own flag: set before it starts, nothing is sent
+    with pytest.raises(LoadCancelled) as info:
+        load_table(session, f"{KEYSPACE}.aio_cancel", source, stop=told)
+    assert info.value.result.requests == 0
+    assert run(rows_in_table) == after
 
 
 def test_write_errors_as_in_the_sync_writes(run: Any, session: Session) -> None:
