@@ -16,7 +16,8 @@ error handling and closing, and changes three things:
 
 Protocol v5 checksumming is switched on by the driver's own ``_enable_checksumming``
 (after STARTUP), which also switches the reassembler to segments, with the driver's
-segment decompressor when lz4 was negotiated.
+segment decompressor when lz4 was negotiated (the driver's LZ4 codec through
+:func:`~cqlcodec.connection.lz4_segments.inflate_lz4`, the same bytes without its copies).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Final
 
+from cassandra import connection as driver_connection
 from cassandra.cluster import Cluster
 from cassandra.connection import (
     CrcMismatchException,
@@ -32,7 +34,8 @@ from cassandra.connection import (
     _Frame,
 )
 
-from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.connection.lz4_segments import inflate_lz4, lz4_available
+from cqlcodec.connection.reassembler import Decompress, FrameReassembler
 from cqlcodec.errors import FramingError
 from cqlcodec.runtime.build import COMPILED
 
@@ -67,8 +70,7 @@ class _ReadPath:
     def _enable_checksumming(self: Any) -> None:
         reactor: Any = super()
         reactor._enable_checksumming()
-        codec = self._segment_codec
-        self._reassembler.enable_segments(codec.decompress if codec.compression else None)
+        self._reassembler.enable_segments(segment_decompressor(self._segment_codec))
 
     def process_io_buffer(self: Any) -> None:
         reassembler: FrameReassembler = self._reassembler
@@ -87,6 +89,19 @@ class _ReadPath:
                 self.defunct(CrcMismatchException(str(exc), self.endpoint))
             else:
                 self.defunct(ProtocolError(str(exc)))
+
+
+def segment_decompressor(codec: Any) -> Decompress | None:
+    """How the reassembler inflates the segments of the driver's segment ``codec``:
+    None when they are not compressed; the driver's LZ4 codec's work done by
+    :func:`~cqlcodec.connection.lz4_segments.inflate_lz4` (the same bytes, without
+    its copies); any other codec's own ``decompress``."""
+    if not codec.compression:
+        return None
+    if codec is getattr(driver_connection, "segment_codec_lz4", None) and lz4_available():
+        return inflate_lz4
+    decompress: Decompress = codec.decompress
+    return decompress
 
 
 def _default_base() -> type[Any]:

@@ -155,7 +155,10 @@ def _intact_end(data: bytes, meta: dict[str, Any]) -> int:
     """Where the last segment that passes its checks ends."""
     if meta["segments_after_frames"] is None:
         return len(data)
-    end = _segment_bounds(data, meta)[0]
+    bounds = _segment_bounds(data, meta)
+    if not bounds:  # a broken handshake frame put the segments past the end
+        return len(data)
+    end = bounds[0]
     for start, stop, _ in _segments(data, meta):
         body = data[start:stop]
         if len(body) < stop - start or _feed_error(body, meta):
