@@ -141,31 +141,17 @@ class _KeptOpen:
         return True
 
 
-def jsonl_lines(batch: Any) -> Iterator[str]:
-    """The rows of a :class:`~cqlcodec.ColumnBatch` as JSON lines (the mapping of
-    :mod:`cqlcodec.driver.json_values`)."""
-    import json
-
-    from cqlcodec.driver.json_values import to_json
-
-    names = batch.names
-    types = batch.types
-    columns = [batch.column(i).to_pylist() for i in range(len(names))]
-    dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
-                             separators=(",", ":")).encode
-    for values in zip(*columns):
-        yield dumps({n: to_json(v, t) for n, v, t in zip(names, values, types)}) + "\n"
-
-
-def write_jsonl(batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
+def write_jsonl(pa: Any, batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
     """Writes the rows of ``batches`` (ColumnBatches) to ``sink`` (a binary stream) as
-    JSON lines; returns the rows written."""
+    JSON lines (:mod:`cqlcodec.cli.jsonl_text`); returns the rows written."""
+    from cqlcodec.cli.jsonl_text import jsonl_buffer
+
     rows = 0
     for batch in batches:
         n = len(batch)
         if not n:
             continue
-        sink.write("".join(jsonl_lines(batch)).encode("utf-8"))
+        sink.write(jsonl_buffer(pa, batch))
         rows += n
         if on_rows is not None:
             on_rows(n)
@@ -264,7 +250,7 @@ def _write_text(pa: Any, first: Any, rest: Iterator[Any], directory: str, name: 
     try:
         with open_output(pa, temp, compress) as sink:
             if fmt == "jsonl":
-                rows = write_jsonl(batches, sink, on_rows)
+                rows = write_jsonl(pa, batches, sink, on_rows)
             else:
                 rows = write_csv_stream(pa, batches, sink, on_rows)
         with open(temp, "rb+") as f:
