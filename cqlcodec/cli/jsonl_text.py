@@ -9,13 +9,19 @@ value by value through :func:`cqlcodec.driver.json_values.to_json` and the same
 encoder settings as a whole row. The bytes are those of encoding each row's dict
 ``{name: to_json(value, type)}`` with ``json.JSONEncoder(ensure_ascii=False,
 allow_nan=False, separators=(",", ":"))``, one row a line.
+
+Arrays and scalars of texts made here are built from their buffers: ``pyarrow.array``
+and ``pyarrow.scalar`` of Python values import pandas where it is installed (about half
+a second of CPU, once per process).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from array import array as typed_array
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, Final
 
 from cqlcodec import kinds as K
@@ -46,10 +52,10 @@ def jsonl_buffer(pa: Any, batch: Any) -> Any:
     between = "{"
     for i, (name, t) in enumerate(zip(names, batch.types)):
         texts, quote = _column_texts(pa, pc, record.column(i), t, batch.column(i))
-        pieces += [between + _quote(name) + ":" + quote, texts]
+        pieces += [_scalar(pa, between + _quote(name) + ":" + quote), texts]
         between = quote + ","
-    pieces.append(between[:-1] + "}\n")
-    lines = pc.binary_join_element_wise(*pieces, "")
+    pieces += [_scalar(pa, between[:-1] + "}\n"), _scalar(pa, "")]
+    lines = pc.binary_join_element_wise(*pieces)
     offsets = memoryview(lines.buffers()[1]).cast("B").cast("i")
     start, end = offsets[lines.offset], offsets[lines.offset + len(lines)]
     return lines.buffers()[2].slice(start, end - start)
@@ -74,23 +80,28 @@ def _column_texts(pa: Any, pc: Any, array: Any, t: Any, column: Any) -> tuple[An
     types = pa.types
     if kind in _INTEGER_KINDS and types.is_integer(array.type) or \
             kind == K.BOOLEAN and types.is_boolean(array.type):
-        return pc.fill_null(pc.cast(array, pa.string()), "null"), ""
+        return pc.fill_null(pc.cast(array, pa.string()), _scalar(pa, "null")), ""
     if kind in _TEXT_KINDS and types.is_string(array.type):
         data = array.buffers()[2]
         if data is None or _NEEDS_ESCAPE.search(memoryview(data)) is None:
             if not array.null_count:
                 return array, '"'
-            return pc.fill_null(pc.binary_join_element_wise('"', array, '"', ""), "null"), ""
-        return pa.array(["null" if v is None else _quote(v) for v in array.to_pylist()],
-                        pa.string()), ""
+            quote = _scalar(pa, '"')
+            quoted = pc.binary_join_element_wise(quote, array, quote, _scalar(pa, ""))
+            return pc.fill_null(quoted, _scalar(pa, "null")), ""
+        return _strings(pa, ["null" if v is None else _quote(v) for v in array.to_pylist()]), ""
     if kind in _FLOAT_KINDS and types.is_floating(array.type):
         if array.null_count or pc.any(pc.invert(pc.is_finite(array))).as_py():
-            return pa.array([_float_text(v) for v in array.to_pylist()], pa.string()), ""
-        return pa.array(list(map(float.__repr__, array.to_numpy().tolist())), pa.string()), ""
+            return _strings(pa, [_float_text(v) for v in array.to_pylist()]), ""
+        width = array.type.bit_width // 8
+        start = array.offset * width
+        data = memoryview(array.buffers()[1]).cast("B")[start:start + len(array) * width]
+        floats = data.cast("d" if width == 8 else "f").tolist()
+        return _strings(pa, list(map(float.__repr__, floats))), ""
     from cqlcodec.driver.json_values import to_json
 
     encode = _ENCODER.encode
-    return pa.array([encode(to_json(v, t)) for v in column.to_pylist()], pa.string()), ""
+    return _strings(pa, [encode(to_json(v, t)) for v in column.to_pylist()]), ""
 
 
 def _float_text(value: float | None) -> str:
@@ -98,3 +109,19 @@ def _float_text(value: float | None) -> str:
         return "null"
     text = float.__repr__(value)
     return _NON_FINITE.get(text, text)
+
+
+def _strings(pa: Any, texts: list[str]) -> Any:
+    """An Arrow string array of ``texts``, from its buffers."""
+    data = "".join(texts).encode("utf-8")
+    if len(data) == sum(map(len, texts)):  # all ASCII: a text's length is its bytes'
+        lengths: Any = map(len, texts)
+    else:
+        lengths = (len(text.encode("utf-8")) for text in texts)
+    offsets = typed_array("i", accumulate(lengths, initial=0))
+    return pa.StringArray.from_buffers(len(texts), pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def _scalar(pa: Any, text: str) -> Any:
+    """An Arrow string scalar of ``text``."""
+    return _strings(pa, [text])[0]
