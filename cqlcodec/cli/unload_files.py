@@ -25,6 +25,11 @@ FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl":
 COMPRESSIONS: Final = {"gzip": ".gz", "zstd": ".zst"}
 TEXT_FORMATS: Final = ("csv", "jsonl")
 ROW_GROUP_ROWS: Final = 65_536
+# A Parquet row group is written when its rows' Arrow data reaches this size (or
+# ROW_GROUP_ROWS): until then the split's batches and the writer's encoders (dictionaries)
+# are held, several splits at once, so a bound in rows alone let memory grow with the
+# table (65,536 rows per split) and with the width of its rows.
+ROW_GROUP_BYTES: Final = 1 << 20
 TEMP_MARK: Final = ".tmp-"
 
 
@@ -274,18 +279,19 @@ def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
         import pyarrow.parquet as pq
 
         pending: list[Any] = []
-        held = 0
+        held = held_bytes = 0
         options = {"compression": parquet_compression} if parquet_compression else {}
         with pq.ParquetWriter(temp, reader.schema, **options) as writer:
             for batch in reader:
                 pending.append(batch)
                 held += batch.num_rows
+                held_bytes += batch.nbytes
                 rows += batch.num_rows
                 if on_rows is not None:
                     on_rows(batch.num_rows)
-                if held >= ROW_GROUP_ROWS:
+                if held >= ROW_GROUP_ROWS or held_bytes >= ROW_GROUP_BYTES:
                     writer.write_table(pa.Table.from_batches(pending, reader.schema))
-                    pending, held = [], 0
+                    pending, held, held_bytes = [], 0, 0
             if pending:
                 writer.write_table(pa.Table.from_batches(pending, reader.schema))
     elif fmt == "arrow":
