@@ -28,6 +28,7 @@ INTERPRETED: dict[str, str] = {
     "cli.connect": "command-line tool: opens a driver session",
     "cli.progress": "command-line tool: a progress line on stderr",
     "cli.unload_files": "command-line tool: files, a manifest and pyarrow writers",
+    "cli.jsonl_text": "JSON lines through pyarrow compute calls, per column of a page",
     "cli.exits": "command-line tool: exit status constants",
     "driver.batching": "reads the drivers' schema metadata and exceptions",
     "driver.sources": "opens files and tables with pyarrow, per chunk",

@@ -7,7 +7,12 @@ CSV), and the peak RSS of ``unload`` at two table sizes.
 Every case is one command run as a child process, interleaved with its counterpart,
 ``--runs`` times (median reported): wall time, client CPU (user + system of the command
 and every process it waited for, so cqlsh's worker processes count), peak RSS, and the
-server's CPU over the same interval (``/proc`` of the process listening on ``--port``).
+server's CPU over the same interval (``/proc`` of the process listening on ``--port``), also
+per row: on one machine the server's CPU per row bounds the rows/s of both tools. Every
+case starts on a quiet server (no flush or compaction left from the case before: its CPU
+below 8% of a core for two seconds running), after one untimed unload that warms the
+server's JIT; the server's CPU while it settles after a case (the flushes and compactions a
+load leaves) is reported too.
 
     python benchmarks/table_io.py --port 9042 --cqlsh /path/to/cqlsh [--rows 200000]
         [--runs 3] [--rss-rows 1000000]
@@ -85,24 +90,42 @@ def process_cpu(pid: int | None) -> float:
         return 0.0
 
 
+def settle(server: int | None, limit: float = 180.0) -> float:
+    """Waits until the server is quiet (under 8% of a core for two one-second windows
+    running, at most ``limit`` seconds); the CPU seconds it spent meanwhile."""
+    if server is None:
+        return 0.0
+    first = process_cpu(server)
+    deadline = time.monotonic() + limit
+    calm = 0
+    while calm < 2 and time.monotonic() < deadline:
+        before = process_cpu(server)
+        time.sleep(1.0)
+        calm = calm + 1 if process_cpu(server) - before < 0.08 else 0
+    return process_cpu(server) - first
+
+
 def measure(command: list[str], server: int | None, env: dict[str, str] | None = None,
             done: str = "", timeout: float = 900.0, cwd: str | None = None) -> dict[str, float]:
     """Runs ``command`` in ``cwd``; its wall time, CPU (with the processes it waited for),
     peak RSS and the server's CPU meanwhile. A failing command is an error unless its
     output holds ``done`` (cqlsh exits non-zero after rows were retried, yet all imported)."""
     before_server = process_cpu(server)
-    started = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            cwd=cwd)
-    timer = threading.Timer(timeout, proc.kill)  # cqlsh COPY can hang on a lost worker
-    timer.start()
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        timer.cancel()
-    wall = time.perf_counter() - started
-    out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    # output to files, not pipes: cqlsh's progress lines fill a pipe read only at the end
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=out_file, stderr=err_file, env=env, cwd=cwd)
+        timer = threading.Timer(timeout, proc.kill)  # cqlsh COPY can hang on a lost worker
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - started
+        out_file.seek(0)
+        err_file.seek(0)
+        out = out_file.read().decode(errors="replace")
+        err = err_file.read().decode(errors="replace")
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0 and not (done and done in out + err):
         raise RuntimeError(f"{' '.join(command)} failed ({proc.returncode}): {err[-2000:]} {out[-500:]}")
@@ -207,9 +230,17 @@ def main() -> int:
 
         def run(case: str, command: list[str], env: dict[str, str] | None = None,
                 done: str = "") -> None:
+            settle(server)
             m = measure(command, server, env, done, cwd=work)
+            m["server_settle"] = settle(server)
             results.setdefault(case, []).append(m)
             print(f"{case}: {json.dumps(m)}", flush=True)
+
+        settle(server)  # the setup's flushes and compactions
+        warm = os.path.join(work, "warm-up")  # the server's JIT, before any timed read
+        measure([py, "-m", "cqlcodec", "unload", f"{KEYSPACE}.source", "-o", warm, "--format",
+                 "csv", *unload_options, *conn], server, cwd=work)
+        shutil.rmtree(warm)
 
         for i in range(args.runs):
             out = os.path.join(work, f"unload-{i}")
@@ -265,12 +296,15 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
     print(f"{args.rows:,} rows x 10 small columns, median of {args.runs} interleaved runs, "
           f"{cores} cores\n")
     print(f"{'case':<42} {'wall s':>8} {'rows/s':>10} {'CPU s':>7} {'CPU/row us':>11} "
-          f"{'RSS MB':>7} {'server CPU s':>13} {'server % of machine':>20}")
+          f"{'RSS MB':>7} {'server CPU s':>13} {'server CPU/row us':>18} "
+          f"{'server % of machine':>20} {'server settling s':>18}")
     for case, m in medians.items():
         rows = rows_of.get(case, args.rows)
         print(f"{case:<42} {m['wall']:>8.2f} {rows / m['wall']:>10,.0f} {m['cpu']:>7.2f} "
               f"{m['cpu'] / rows * 1e6:>11.1f} {m['rss_mb']:>7.0f} {m['server_cpu']:>13.2f} "
-              f"{100 * m['server_cpu'] / m['wall'] / cores:>19.0f}%")
+              f"{m['server_cpu'] / rows * 1e6:>18.1f} "
+              f"{100 * m['server_cpu'] / m['wall'] / cores:>19.0f}% "
+              f"{m['server_settle']:>18.2f}")
     ratios: dict[str, float] = {}
 
     def ratio(name: str, theirs: str, ours: str, key: str) -> None:
@@ -295,6 +329,11 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
           "load cqlcodec parquet", "cpu")
     ratio("unload client CPU/row lower than COPY TO", "cqlsh COPY TO csv",
           "unload cqlcodec parquet", "cpu")
+    ratio("unload csv: server CPU/row lower than for COPY TO", "cqlsh COPY TO csv",
+          "unload cqlcodec csv", "server_cpu")
+    ratio("load csv: server CPU/row lower than for COPY FROM", "cqlsh COPY FROM csv",
+          "load cqlcodec csv", "server_cpu")
+    ratio("unload jsonl client CPU / csv", "unload cqlcodec jsonl", "unload cqlcodec csv", "cpu")
     if "unload big table" in medians and "unload small table" in medians:
         ratios["unload peak RSS big/small table"] = (medians["unload big table"]["rss_mb"]
                                                      / medians["unload small table"]["rss_mb"])

@@ -179,3 +179,23 @@ def test_manifest_round_trip_and_mismatch(tmp_path: Path) -> None:
     with pytest.raises(ManifestError):
         Manifest.load(str(tmp_path))
     assert json.loads(json.dumps(header)) == header
+
+
+def test_parquet_row_groups_are_bounded_in_bytes(tmp_path: Path) -> None:
+    """A split's Parquet file gets a row group per ROW_GROUP_BYTES of Arrow data, so
+    that what a split holds before writing does not grow with the table."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from hotwire import rows_body
+
+    from cqlcodec import parse_type
+    from cqlcodec.cli.unload_files import ROW_GROUP_BYTES, write_split
+
+    cols = [("ks", "t", "k", parse_type("int")), ("ks", "t", "v", parse_type("text"))]
+    body = rows_body(cols, [[k.to_bytes(4, "big"), b"x" * 200] for k in range(4000)])
+    pages = [cqlcodec.decode_columns(body, 4) for _ in range(4)]
+    page_bytes = pa.record_batch(pages[0]).nbytes
+    assert ROW_GROUP_BYTES / 2 < page_bytes < ROW_GROUP_BYTES  # a row group per 2 pages
+    assert write_split(iter(pages), str(tmp_path), "part-00000.parquet", "parquet") == 16_000
+    meta = pq.ParquetFile(tmp_path / "part-00000.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [8000, 8000]

@@ -350,7 +350,7 @@ def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> in
             pages = _throttled(scan, _limiter(args))
             with scan, open_output(pa, sys.stdout.buffer, args.compress) as sink:
                 if args.format == "jsonl":
-                    rows = write_jsonl(pages, sink, progress.add_rows)
+                    rows = write_jsonl(pa, pages, sink, progress.add_rows)
                 else:
                     rows = write_csv_stream(pa, pages, sink, progress.add_rows)
             sys.stdout.flush()

@@ -25,6 +25,11 @@ FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl":
 COMPRESSIONS: Final = {"gzip": ".gz", "zstd": ".zst"}
 TEXT_FORMATS: Final = ("csv", "jsonl")
 ROW_GROUP_ROWS: Final = 65_536
+# A Parquet row group is written when its rows' Arrow data reaches this size (or
+# ROW_GROUP_ROWS): until then the split's batches and the writer's encoders (dictionaries)
+# are held, several splits at once, so a bound in rows alone let memory grow with the
+# table (65,536 rows per split) and with the width of its rows.
+ROW_GROUP_BYTES: Final = 1 << 20
 TEMP_MARK: Final = ".tmp-"
 
 
@@ -141,31 +146,17 @@ class _KeptOpen:
         return True
 
 
-def jsonl_lines(batch: Any) -> Iterator[str]:
-    """The rows of a :class:`~cqlcodec.ColumnBatch` as JSON lines (the mapping of
-    :mod:`cqlcodec.driver.json_values`)."""
-    import json
-
-    from cqlcodec.driver.json_values import to_json
-
-    names = batch.names
-    types = batch.types
-    columns = [batch.column(i).to_pylist() for i in range(len(names))]
-    dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
-                             separators=(",", ":")).encode
-    for values in zip(*columns):
-        yield dumps({n: to_json(v, t) for n, v, t in zip(names, values, types)}) + "\n"
-
-
-def write_jsonl(batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
+def write_jsonl(pa: Any, batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
     """Writes the rows of ``batches`` (ColumnBatches) to ``sink`` (a binary stream) as
-    JSON lines; returns the rows written."""
+    JSON lines (:mod:`cqlcodec.cli.jsonl_text`); returns the rows written."""
+    from cqlcodec.cli.jsonl_text import jsonl_buffer
+
     rows = 0
     for batch in batches:
         n = len(batch)
         if not n:
             continue
-        sink.write("".join(jsonl_lines(batch)).encode("utf-8"))
+        sink.write(jsonl_buffer(pa, batch))
         rows += n
         if on_rows is not None:
             on_rows(n)
@@ -264,7 +255,7 @@ def _write_text(pa: Any, first: Any, rest: Iterator[Any], directory: str, name: 
     try:
         with open_output(pa, temp, compress) as sink:
             if fmt == "jsonl":
-                rows = write_jsonl(batches, sink, on_rows)
+                rows = write_jsonl(pa, batches, sink, on_rows)
             else:
                 rows = write_csv_stream(pa, batches, sink, on_rows)
         with open(temp, "rb+") as f:
@@ -288,18 +279,19 @@ def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
         import pyarrow.parquet as pq
 
         pending: list[Any] = []
-        held = 0
+        held = held_bytes = 0
         options = {"compression": parquet_compression} if parquet_compression else {}
         with pq.ParquetWriter(temp, reader.schema, **options) as writer:
             for batch in reader:
                 pending.append(batch)
                 held += batch.num_rows
+                held_bytes += batch.nbytes
                 rows += batch.num_rows
                 if on_rows is not None:
                     on_rows(batch.num_rows)
-                if held >= ROW_GROUP_ROWS:
+                if held >= ROW_GROUP_ROWS or held_bytes >= ROW_GROUP_BYTES:
                     writer.write_table(pa.Table.from_batches(pending, reader.schema))
-                    pending, held = [], 0
+                    pending, held, held_bytes = [], 0, 0
             if pending:
                 writer.write_table(pa.Table.from_batches(pending, reader.schema))
     elif fmt == "arrow":

@@ -1,0 +1,92 @@
+"""``unload --format jsonl`` builds its lines column by column with pyarrow: the bytes
+must be those of encoding each row's dict of :func:`cqlcodec.driver.json_values.to_json`
+values, for every CQL type, nulls, text that needs escapes and floats of every kind."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import ipaddress
+import json
+import math
+import uuid
+from typing import Any
+
+import pytest
+from hotwire import rows_body
+
+import cqlcodec
+from cqlcodec import parse_type
+from cqlcodec.types.model import CqlType, user_type
+from cqlcodec.values import Duration, Time
+
+pa = pytest.importorskip("pyarrow")
+
+from cqlcodec.cli.jsonl_text import jsonl_buffer, reference_lines  # noqa: E402
+
+ADDR = user_type("ks", "addr", [("street", parse_type("text")), ("n", parse_type("int"))])
+TEXTS = ["plain", "", 'a "quote"', "back\\slash", "tab\tnew\nline\x00\x1f", "é ü 漢 \x7f \u2028",
+         "😀"]
+FLOATS = [0.0, -0.0, 0.5, 1.0, 1e16, 1e-5, 123.456, 0.1, 1e308, 5e-324, math.pi]
+FLOATS32 = [0.0, -0.0, 0.5, 1.0, 1e16, 1e-5, 123.456, 0.1, 3e38, 1e-45, math.pi]
+
+
+def batch_of(columns: list[tuple[str, CqlType]], rows: list[list[Any]]) -> Any:
+    """A ColumnBatch of ``rows`` (None: null) as the server would send it."""
+    cols = [("ks", "t", name, t) for name, t in columns]
+    cells = [[None if v is None else t.serialize(v) for (_, t), v in zip(columns, row)]
+             for row in rows]
+    return cqlcodec.decode_columns(rows_body(cols, cells), 4)
+
+
+def same_as_reference(batch: Any) -> str:
+    text: str = jsonl_buffer(pa, batch).to_pybytes().decode("utf-8")
+    assert text == "".join(reference_lines(batch))
+    return text
+
+
+def test_scalars_text_and_floats_with_and_without_nulls() -> None:
+    columns = [(n, parse_type(t)) for n, t in (
+        ("k", "bigint"), ("i", "int"), ("s", "smallint"), ("ti", "tinyint"), ("b", "boolean"),
+        ("t", "text"), ("a", "ascii"), ("d", "double"), ("f", "float"), ("plain", "text"))]
+    rows = [[-(2 ** 63) + r, 2 ** 31 - 1 - r, -(2 ** 15) + r, 127 - r, r % 2 == 0,
+             TEXTS[r % len(TEXTS)], "ascii \"x\"", FLOATS[r % len(FLOATS)],
+             FLOATS32[r % len(FLOATS)], f"v{r}"] for r in range(len(FLOATS) * 2)]
+    text = same_as_reference(batch_of(columns, rows))
+    assert json.loads(text.splitlines()[0])["k"] == -(2 ** 63)
+    with_nulls = rows + [[None] * len(columns)]
+    same_as_reference(batch_of(columns, with_nulls))
+    plain_text_nulls: list[list[Any]] = [[r, None if r % 3 else f"v{r}"] for r in range(9)]
+    same_as_reference(batch_of([("k", parse_type("int")), ("t", parse_type("text"))],
+                               plain_text_nulls))
+
+
+def test_floats_that_json_cannot_hold_are_strings() -> None:
+    columns = [("d", parse_type("double")), ("f", parse_type("float"))]
+    rows: list[list[Any]] = [[math.nan, math.inf], [-math.inf, math.nan], [1.5, -math.inf], [None, 0.1]]
+    lines = same_as_reference(batch_of(columns, rows)).splitlines()
+    assert lines[0] == '{"d":"NaN","f":"Infinity"}'
+    assert lines[3] == '{"d":null,"f":0.10000000149011612}'
+
+
+def test_every_other_type_goes_through_to_json() -> None:
+    columns = [(n, parse_type(t)) for n, t in (
+        ("bl", "blob"), ("de", "decimal"), ("vi", "varint"), ("u", "uuid"), ("tu", "timeuuid"),
+        ("ip", "inet"), ("ts", "timestamp"), ("dt", "date"), ("tm", "time"), ("du", "duration"),
+        ("l", "list<int>"), ("st", "set<text>"), ("mt", "map<text, int>"),
+        ("mi", "map<int, frozen<list<text>>>"), ("tp", "tuple<int, text, double>"),
+        ("vec", "vector<float, 3>"), ("cn", "counter"))] + [("ad", ADDR)]
+    row = [b"\x00\xff", decimal.Decimal("1.50"), 2 ** 70, uuid.UUID(int=7),
+           uuid.UUID("d2177dd0-eaa2-11de-a572-001b779c76e3"), ipaddress.ip_address("::1"),
+           datetime.datetime(2024, 5, 17, 10, 0, 0, 123000), datetime.date(2024, 2, 29),
+           Time(36_000_000_000_123), Duration(1, 2, 3), [1, 2], ["a", 'q"'], {"k": 1},
+           {1: ["x"]}, (1, "t", 0.5), [0.5, 1.0, 2.0], 42, {"street": "s", "n": None}]
+    lines = same_as_reference(batch_of(columns, [row, [None] * len(columns)])).splitlines()
+    assert json.loads(lines[0])["de"] == "1.50"
+    assert lines[1] == "{" + ",".join(f'"{n}":null' for n, _ in columns) + "}"
+
+
+def test_a_repeated_name_keeps_one_key_as_the_row_dict_does() -> None:
+    columns = [("v", parse_type("int")), ("v", parse_type("text"))]
+    lines = same_as_reference(batch_of(columns, [[1, "a"], [2, "b"]])).splitlines()
+    assert lines == ['{"v":"a"}', '{"v":"b"}']
