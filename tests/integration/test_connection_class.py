@@ -53,9 +53,16 @@ def _reads(cluster: Cluster, table: str) -> tuple[list[Any], list[Any], list[Any
             "SELECT keyspace_name, table_name, column_name, type FROM system_schema.columns"))
         blobs = sorted(tuple(r) for r in session.execute(f"SELECT k, v FROM {table}"))
         pools: dict[Any, Any] = vars(session)["_pools"]  # not in the driver's stubs
-        return columns, blobs, [p._connection for p in pools.values()]
+        return columns, blobs, [c for p in pools.values() for c in _pool_connections(p)]
     finally:
         cluster.shutdown()
+
+
+def _pool_connections(pool: Any) -> list[Any]:
+    """A host pool's connections: cassandra-driver's one, or scylla-driver's one per shard."""
+    if hasattr(pool, "_connections"):
+        return list(pool._connections.values())
+    return [pool._connection]
 
 
 @pytest.mark.parametrize("protocol", [4, 5])
