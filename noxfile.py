@@ -20,8 +20,10 @@ import nox
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 IMPLS = ["compiled", "pure"]
 # lz4: the drivers compress v5 segments with it where it is installed; the reassembler's
-# differential tests on compressed streams (tests/connection) skip without it
-TEST_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "cassandra-driver==3.30.1", "lz4>=4"]
+# differential tests on compressed streams (tests/connection) skip without it; zlib-ng:
+# the v5 segments' CRC32 where installed (the zlib fallback is tested in a subprocess)
+TEST_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "cassandra-driver==3.30.1", "lz4>=4",
+             "zlib-ng>=0.4"]
 # the unit suite runs on every core (pytest-xdist): CI's 2 cores halve its longest part
 PARALLEL_TEST_DEPS = ["pytest-xdist>=3.5"]
 TEST_WORKERS = os.environ.get("CQLCODEC_TEST_WORKERS", "auto")
@@ -240,7 +242,7 @@ INTEGRATION_DRIVERS = {
 # pyarrow, pandas and polars: the columnar IO tests read into and write from their tables
 # (test dependencies only; pyarrow first, the others skip their tests when missing)
 INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
-                    "polars>=1.0"]
+                    "polars>=1.0", "zlib-ng>=0.4"]
 # the optional loop cqlcodec.aio is tested on, in the compiled cassandra-driver session
 UVLOOP = "uvloop>=0.19"
 CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
@@ -344,7 +346,7 @@ def _bench_against_server(session: nox.Session, script: str, driver: str) -> Non
     tools/cassandra.sh unless it is up, and stopped again)."""
     install_cqlcodec(session, "compiled")
     session.install(INTEGRATION_DRIVERS[driver], "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
-                    "polars>=1.0")
+                    "polars>=1.0", "zlib-ng>=0.4")  # the zlib-ng extra, as a v5 user installs it
     already_up = bool(_cassandra(session, "status"))
     if not already_up:
         session.run("bash", "tools/cassandra.sh", "start", external=True, env=BENCH_CASSANDRA_ENV)

@@ -227,7 +227,7 @@ def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
                                 infer_schema_length=None)
     if case.startswith("readpath vectors"):
         pages = drv.execute_columns(session, "SELECT v FROM emb_read", fetch_size=FETCH_SIZE)
-        return numpy.concatenate([batch["v"].to_numpy() for batch in pages])
+        return pages.to_numpy(["v"])["v"]  # one matrix, filled page by page
     if case.startswith("readpath mixed"):
         return drv.execute_columns(session, query, fetch_size=FETCH_SIZE).to_pandas()
     if case == "read cqlcodec -> pandas":

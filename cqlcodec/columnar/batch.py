@@ -114,6 +114,14 @@ class Column:
                 f"{self.null_count} nulls>")
 
 
+def joined_numpy(pages: list[Column]) -> Any:
+    """The numpy form of one column over many pages (its :class:`Column` in each), as
+    one array allocated once (see ``ColumnPages.to_numpy``)."""
+    from cqlcodec.columnar.numpy_conv import joined
+
+    return joined([c._node for c in pages], [c.to_pylist for c in pages])
+
+
 class ColumnBatch:
     """The columns of one RESULT Rows page (see :func:`decode_columns`).
 

@@ -83,23 +83,106 @@ def mask_of(node: Node) -> Any:
     return np.frombuffer(node.vbytes, np.uint8) == 0
 
 
+def objects(values: list[Any]) -> Any:
+    """A 1-D object array holding ``values`` as they are (lists stay list objects)."""
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+def full_mask(node: Node, shape: tuple[int, ...]) -> Any:
+    """True where a cell of ``node``'s typed array (of ``shape``) is null: a null row,
+    or for a vector column also a null element; None when nothing is."""
+    mask = mask_of(node)
+    if not isinstance(node, VectorNode):
+        return mask
+    inner_mask = mask_of(node.item)
+    if mask is None and inner_mask is None:
+        return None
+    full = np.zeros(shape, dtype=bool)
+    if mask is not None:
+        full |= mask[:, None]
+    if inner_mask is not None:
+        full |= inner_mask.reshape(shape)
+    return full
+
+
 def to_numpy(node: Node, pylist: Any) -> Any:
     """numpy form of a column: typed arrays for numeric, temporal and boolean columns and
-    vectors of them (2-D), masked where null; an object array of ``pylist()`` otherwise."""
+    vectors of them (2-D), masked where null; a 1-D object array of ``pylist()`` otherwise."""
     values = typed(node)
     if values is None:
-        return np.array(pylist(), dtype=object)
-    mask = mask_of(node)
-    if isinstance(node, VectorNode):
-        inner_mask = mask_of(node.item)
-        if mask is None and inner_mask is None:
-            return values
-        full = np.zeros(values.shape, dtype=bool)
-        if mask is not None:
-            full |= mask[:, None]
-        if inner_mask is not None:
-            full |= inner_mask.reshape(values.shape)
-        return np.ma.MaskedArray(values, mask=full)
+        return objects(pylist())
+    mask = full_mask(node, values.shape)
     if mask is None:
         return values
     return np.ma.MaskedArray(values, mask=mask)
+
+
+def _fill(out: Any, node: Node) -> None:
+    """Write ``node``'s typed values into ``out`` (as many rows as it has), converting a
+    vector column straight from the body when its runs lie one stride apart."""
+    if isinstance(node, VectorNode):
+        item = node.item
+        runs = item.runs if isinstance(item, FixedNode) and item.lazy else None
+        if runs is not None and runs.stride >= 0 and node.length > 0:
+            assert isinstance(item, FixedNode)
+            wire = _WIRE[item.kind][1]
+            view = np.ndarray((node.length, node.dim), wire, runs.src, runs.first,
+                              (runs.stride, item.width))
+            np.copyto(out, view)
+            return
+    out[...] = typed(node)
+
+
+def joined(nodes: list[Node], pylists: list[Any]) -> Any:
+    """One column's numpy form over many pages (``nodes``, with ``pylists`` giving each
+    page's values as :func:`to_numpy` takes them): the result is allocated once and each
+    page written into it, so a vector column is converted from the bodies in one pass."""
+    rows = [node.length for node in nodes]
+    total = sum(rows)
+    kept = [i for i, n in enumerate(rows) if n > 0]  # an empty page may type a column otherwise
+    if not kept:
+        return to_numpy(nodes[0], pylists[0]) if nodes else objects([])
+    if len(kept) == 1:
+        return to_numpy(nodes[kept[0]], pylists[kept[0]])
+    firsts = [typed_shape(nodes[i]) for i in kept]
+    if any(f is None for f in firsts) or len(set(firsts)) != 1:
+        values: list[Any] = []
+        for i in kept:
+            values.extend(pylists[i]())
+        return objects(values)
+    first = firsts[0]
+    assert first is not None
+    dtype, dim = first
+    shape = (total,) if dim < 0 else (total, dim)
+    out = np.empty(shape, dtype)
+    mask: Any = None
+    at = 0
+    for i in kept:
+        node = nodes[i]
+        part = out[at: at + rows[i]]
+        _fill(part, node)
+        page_mask = full_mask(node, part.shape)
+        if page_mask is not None:
+            if mask is None:
+                mask = np.zeros(shape, dtype=bool)
+            mask[at: at + rows[i]] = page_mask
+        at += rows[i]
+    return out if mask is None else np.ma.MaskedArray(out, mask=mask)
+
+
+def typed_shape(node: Node) -> tuple[Any, int] | None:
+    """The dtype of ``node``'s typed array and its vector dimension (-1 for a flat
+    column), or None when the column has no typed form; nothing is converted."""
+    if isinstance(node, VectorNode):
+        inner = typed_shape(node.item)
+        return None if inner is None else (inner[0], node.dim)
+    if isinstance(node, FixedNode):
+        return np.dtype(_DTYPES[node.kind]), -1
+    if isinstance(node, BoolNode):
+        return np.dtype(np.bool_), -1
+    if isinstance(node, VarintNode) and node.fmt == "l":
+        return np.dtype(np.int64), -1
+    return None

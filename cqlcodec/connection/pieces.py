@@ -7,8 +7,9 @@ buffers is one ``join`` of their memoryviews: either way the bytes are copied on
 
 from __future__ import annotations
 
-import zlib
 from typing import Final
+
+from cqlcodec.connection.checksums import CRC32
 
 # consumed pieces are dropped from the lists once this many have piled up in front
 _COMPACT_AFTER: Final = 64
@@ -87,14 +88,15 @@ class Pieces:
         return out
 
     def crc32(self, n: int, seed: int) -> int:
-        """zlib's CRC32 of the next ``n`` bytes continuing ``seed``; nothing consumed."""
+        """The CRC32 of the next ``n`` bytes continuing ``seed`` (zlib's, computed by zlib-ng
+        where installed); nothing consumed."""
         crc = seed
         want = n
         i = self.head
         while want > 0:
             s = self.starts[i]
             e = min(self.ends[i], s + want)
-            crc = zlib.crc32(memoryview(self.bufs[i])[s:e], crc)
+            crc = CRC32(memoryview(self.bufs[i])[s:e], crc)
             want -= e - s
             i += 1
         return crc

@@ -41,7 +41,7 @@ from cassandra.query import (
 
 from cqlcodec import kinds as K
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
-from cqlcodec.columnar.batch import ColumnBatch, decode_columns
+from cqlcodec.columnar.batch import ColumnBatch, decode_columns, joined_numpy
 from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of
@@ -271,6 +271,23 @@ class ColumnPages:
         import pandas
 
         return self.to_arrow().to_pandas(types_mapper=pandas.ArrowDtype)
+
+    def to_numpy(self, columns: Sequence[str | int] | None = None) -> dict[str, Any]:
+        """The remaining pages as ``{name: array}``, one numpy array per column over all
+        pages, in the forms of :meth:`cqlcodec.Column.to_numpy` (a repeated name keeps
+        the last column). ``columns`` picks columns by name or position (default: all).
+        Each array is allocated once and every page written into it: a fixed-width numeric
+        vector column goes from the pages' bytes straight into one ``(rows, n)`` matrix,
+        without a matrix per page and a concatenation. Needs numpy."""
+        batches = list(self)
+        if not batches:
+            raise CodecError("the pages of this query have already been read")
+        picked = range(len(batches[0].names)) if columns is None else columns
+        out: dict[str, Any] = {}
+        for key in picked:
+            per_page = [batch[key] for batch in batches]
+            out[per_page[0].name] = joined_numpy(per_page)
+        return out
 
     def to_polars(self) -> Any:
         """The remaining pages as one polars DataFrame (pages concatenated without

@@ -194,6 +194,9 @@ def test_insert_a_matrix_of_embeddings(session: Session) -> None:
     order = np.argsort(back.column("k").to_numpy())
     vectors = np.stack(back.column("v").to_numpy(zero_copy_only=False))[order]
     assert np.array_equal(vectors, matrix)
+    arrays = execute_columns(session, "SELECT k, v FROM columnar_emb", fetch_size=200).to_numpy()
+    assert arrays["v"].shape == (n, 16) and arrays["v"].dtype == np.float32  # over 3+ pages
+    assert np.array_equal(arrays["v"][np.argsort(arrays["k"])], matrix)
 
 
 def test_batches_by_partition_and_by_replica(session: Session) -> None:
