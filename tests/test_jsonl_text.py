@@ -9,11 +9,17 @@ import decimal
 import ipaddress
 import json
 import math
+import os
+import subprocess
+import sys
+import textwrap
 import uuid
 from typing import Any
 
 import pytest
 from hotwire import rows_body
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cqlcodec
 from cqlcodec import parse_type
@@ -69,6 +75,28 @@ def test_floats_that_json_cannot_hold_are_strings() -> None:
     assert lines[3] == '{"d":null,"f":0.10000000149011612}'
 
 
+EDGES = [1e-4, 9.999999999999999e-05, 0.00012, 1e-5, 1e9, 9999999999.5, 1e10, 1.5e10, 1e15,
+         9007199254740993.0, 1e16, 1e17, -1e-4, -0.0, 0.0, 2.0 ** -1074, 1.7976931348623157e308,
+         0.30000000000000004, 100.0, -250.0]
+
+
+def test_floats_at_the_edges_of_each_layout() -> None:
+    """Around the magnitudes where repr and Arrow change between plain digits and an
+    exponent (1e-4, 1e10, 1e16), and integral values."""
+    columns = [("d", parse_type("double")), ("f", parse_type("float"))]
+    same_as_reference(batch_of(columns, [[v, v if abs(v) < 3e38 else None] for v in EDGES]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(doubles=st.lists(st.floats() | st.none(), min_size=1, max_size=200),
+       floats=st.lists(st.floats(width=32) | st.none(), min_size=1, max_size=200))
+def test_any_float_column_is_written_as_json_writes_it(doubles: list[float | None],
+                                                       floats: list[float | None]) -> None:
+    n = min(len(doubles), len(floats))
+    columns = [("d", parse_type("double")), ("f", parse_type("float"))]
+    same_as_reference(batch_of(columns, [[d, f] for d, f in zip(doubles[:n], floats[:n])]))
+
+
 def test_every_other_type_goes_through_to_json() -> None:
     columns = [(n, parse_type(t)) for n, t in (
         ("bl", "blob"), ("de", "decimal"), ("vi", "varint"), ("u", "uuid"), ("tu", "timeuuid"),
@@ -90,3 +118,28 @@ def test_a_repeated_name_keeps_one_key_as_the_row_dict_does() -> None:
     columns = [("v", parse_type("int")), ("v", parse_type("text"))]
     lines = same_as_reference(batch_of(columns, [[1, "a"], [2, "b"]])).splitlines()
     assert lines == ['{"v":"a"}', '{"v":"b"}']
+
+
+def test_writing_lines_does_not_import_pandas() -> None:
+    """pyarrow imports pandas (about half a second of CPU) when it converts Python values;
+    the lines of every kind of column are made without that, in a fresh process."""
+    pytest.importorskip("pandas")
+    script = textwrap.dedent("""
+        import sys
+        import pyarrow as pa
+        from test_jsonl_text import batch_of, parse_type
+        from cqlcodec.cli.jsonl_text import jsonl_buffer
+        columns = [(n, parse_type(t)) for n, t in (("i", "int"), ("b", "boolean"), ("t", "text"),
+                   ("q", "text"), ("d", "double"), ("f", "float"), ("l", "list<int>"))]
+        rows = [[1, True, "a", 'q"', 0.5, 1e-7, [1]], [None, None, None, None, None, None, None],
+                [2, False, "b", "x", float("nan"), 3.0, []]]
+        assert "pandas" not in sys.modules
+        jsonl_buffer(pa, batch_of(columns, rows))
+        print("pandas" in sys.modules)
+    """)
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, *(p for p in sys.path if p)]))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -4,7 +4,8 @@ Each column becomes one Arrow string array of its values' JSON texts (``null`` f
 null); one element-wise join of those arrays with the key texts between them gives the
 lines, and its data buffer is written as it is. Integers and booleans are turned into
 text by Arrow's casts, text columns are quoted by Arrow when no character in them needs
-an escape, floats by ``float.__repr__`` (what :mod:`json` writes); every other type goes
+an escape, floats by Arrow's cast where its text is ``float.__repr__``'s (what :mod:`json`
+writes), by ``float.__repr__`` elsewhere; every other type goes
 value by value through :func:`cqlcodec.driver.json_values.to_json` and the same
 encoder settings as a whole row. The bytes are those of encoding each row's dict
 ``{name: to_json(value, type)}`` with ``json.JSONEncoder(ensure_ascii=False,
@@ -37,6 +38,11 @@ _NEEDS_ESCAPE: Final = re.compile(rb'[\x00-\x1f"\\]')
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
 _NON_FINITE: Final = {"nan": '"NaN"', "inf": '"Infinity"', "-inf": '"-Infinity"'}
+# Arrow's double texts that are repr's too: a plain decimal at or above 1e-4 (repr writes
+# smaller ones with an exponent; Arrow writes an exponent from 1e10 on), and integral
+# values, which repr writes with ".0"
+_PLAIN_TEXT: Final = r"^-?(?:0\.0{0,3}[1-9][0-9]*|[1-9][0-9]*\.[0-9]+)$"
+_INTEGRAL_TEXT: Final = r"^-?[0-9]+$"
 
 
 def jsonl_buffer(pa: Any, batch: Any) -> Any:
@@ -91,17 +97,34 @@ def _column_texts(pa: Any, pc: Any, array: Any, t: Any, column: Any) -> tuple[An
             return pc.fill_null(quoted, _scalar(pa, "null")), ""
         return _strings(pa, ["null" if v is None else _quote(v) for v in array.to_pylist()]), ""
     if kind in _FLOAT_KINDS and types.is_floating(array.type):
-        if array.null_count or pc.any(pc.invert(pc.is_finite(array))).as_py():
-            return _strings(pa, [_float_text(v) for v in array.to_pylist()]), ""
-        width = array.type.bit_width // 8
-        start = array.offset * width
-        data = memoryview(array.buffers()[1]).cast("B")[start:start + len(array) * width]
-        floats = data.cast("d" if width == 8 else "f").tolist()
-        return _strings(pa, list(map(float.__repr__, floats))), ""
+        return _float_texts(pa, pc, array), ""
     from cqlcodec.driver.json_values import to_json
 
     encode = _ENCODER.encode
     return _strings(pa, [encode(to_json(v, t)) for v in column.to_pylist()]), ""
+
+
+def _float_texts(pa: Any, pc: Any, array: Any) -> Any:
+    """``float.__repr__`` of each value of a float or double column (a float widened to
+    double first, as Python reads it), ``null`` for a null, NaN and the infinities as
+    quoted names. Arrow's text of a double has the same digits as ``repr`` (the fewest
+    that read back as the same double) laid out otherwise; where its text is already
+    ``repr``'s (a plain decimal, an integral value once ``.0`` is added) it is kept, and
+    only the rest (exponents, values under 1e-4, non-finite) goes through ``repr``."""
+    doubles = pc.cast(array, pa.float64())
+    texts = pc.cast(doubles, pa.string())
+    integral = pc.match_substring_regex(texts, _INTEGRAL_TEXT)
+    texts = pc.if_else(integral, pc.binary_join_element_wise(texts, _scalar(pa, ".0"),
+                                                             _scalar(pa, "")), texts)
+    kept = pc.or_(integral, pc.match_substring_regex(texts, _PLAIN_TEXT))
+    kept = pc.and_kleene(kept, pc.is_valid(kept))  # null (a null value): not kept
+    if pc.all(kept).as_py():
+        return texts
+    out = texts.to_pylist()
+    values = doubles.to_pylist()
+    for i in pc.indices_nonzero(pc.invert(kept)).to_pylist():
+        out[i] = _float_text(values[i])
+    return _strings(pa, out)
 
 
 def _float_text(value: float | None) -> str:
