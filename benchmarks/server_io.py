@@ -147,7 +147,7 @@ def prepare_data(args: argparse.Namespace) -> None:
         session.execute(f"CREATE TABLE IF NOT EXISTS emb (k int PRIMARY KEY, v vector<float, {DIM}>)",
                         timeout=120)
         session.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
-        if args.only in ("readpath", "peers"):
+        if getattr(args, "only", None) in ("readpath", "peers"):  # scan_io.py has no --only
             _prepare_vectors(session)
         done = session.execute("SELECT rows FROM loaded WHERE name = 'mixed'").one()
         if done is not None and done.rows == args.rows:
