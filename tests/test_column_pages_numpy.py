@@ -104,3 +104,19 @@ def test_read_pages_are_refused() -> None:
     assert list(pages.to_numpy()["c"]) == [1]
     with pytest.raises(CodecError, match="already been read"):
         pages.to_numpy()
+
+
+def test_vectors_of_vectors_are_3_d() -> None:
+    """``vector<vector<float, 2>, 3>``: (rows, 3, 2), a null row masked, per page and over
+    pages (it raised a numpy ValueError per page before)."""
+    t = cqlcodec.parse_type("vector<vector<float, 2>, 3>")
+    cells = [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], None, [[7.0, 8.0], [9.0, 1.0], [2.0, 3.0]]]
+    bodies = [_body("vector<vector<float, 2>, 3>", [None if c is None else t.serialize(c) for c in cells])
+              for _page in range(2)]
+    one = cqlcodec.decode_columns(bodies[0], 4)["c"].to_numpy()
+    assert one.shape == (3, 3, 2) and one.dtype == np.float32
+    assert list(np.ma.getmaskarray(one)[:, 0, 0]) == [False, True, False]
+    assert np.ma.getdata(one)[2].tolist() == cells[2]
+    got = _pages(bodies).to_numpy()["c"]
+    _same(got, _expected(bodies, "c"))
+    assert got.shape == (6, 3, 2)

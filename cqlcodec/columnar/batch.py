@@ -93,7 +93,8 @@ class Column:
     def to_numpy(self) -> Any:
         """numpy form: numeric, boolean and temporal columns as typed arrays
         (``datetime64[ms]`` timestamps, ``datetime64[D]`` dates, ``timedelta64[ns]``
-        times), numeric vectors as 2-D ``(rows, n)`` arrays, a ``numpy.ma.MaskedArray``
+        times), numeric vectors as 2-D ``(rows, n)`` arrays (vectors of vectors 3-D),
+        a ``numpy.ma.MaskedArray``
         when there are nulls; other types as an object array of :meth:`to_pylist`.
         Typed arrays are read-only views of the column's buffers, except the matrix of
         a fixed-width numeric vector column, made anew from the page's bytes."""

@@ -43,7 +43,7 @@ def typed(node: Node) -> Any:
         inner = typed(item)
         if inner is None:
             return None
-        return inner.reshape(node.length, node.dim)
+        return inner.reshape(node.length, node.dim, *inner.shape[1:])  # 3-D for vectors of vectors
     return None
 
 
@@ -97,12 +97,12 @@ def full_mask(node: Node, shape: tuple[int, ...]) -> Any:
     mask = mask_of(node)
     if not isinstance(node, VectorNode):
         return mask
-    inner_mask = mask_of(node.item)
+    inner_mask = full_mask(node.item, (shape[0] * shape[1], *shape[2:]))
     if mask is None and inner_mask is None:
         return None
     full = np.zeros(shape, dtype=bool)
     if mask is not None:
-        full |= mask[:, None]
+        full |= mask.reshape(shape[0], *[1] * (len(shape) - 1))
     if inner_mask is not None:
         full |= inner_mask.reshape(shape)
     return full
@@ -155,8 +155,8 @@ def joined(nodes: list[Node], pylists: list[Any]) -> Any:
         return objects(values)
     first = firsts[0]
     assert first is not None
-    dtype, dim = first
-    shape = (total,) if dim < 0 else (total, dim)
+    dtype, trailing = first
+    shape = (total, *trailing)
     out = np.empty(shape, dtype)
     mask: Any = None
     at = 0
@@ -173,16 +173,17 @@ def joined(nodes: list[Node], pylists: list[Any]) -> Any:
     return out if mask is None else np.ma.MaskedArray(out, mask=mask)
 
 
-def typed_shape(node: Node) -> tuple[Any, int] | None:
-    """The dtype of ``node``'s typed array and its vector dimension (-1 for a flat
-    column), or None when the column has no typed form; nothing is converted."""
+def typed_shape(node: Node) -> tuple[Any, tuple[int, ...]] | None:
+    """The dtype of ``node``'s typed array and the shape of one row of it (``()`` for a
+    flat column, ``(n,)`` for a vector, ``(n, m)`` for a vector of vectors), or None when
+    the column has no typed form; nothing is converted."""
     if isinstance(node, VectorNode):
         inner = typed_shape(node.item)
-        return None if inner is None else (inner[0], node.dim)
+        return None if inner is None else (inner[0], (node.dim, *inner[1]))
     if isinstance(node, FixedNode):
-        return np.dtype(_DTYPES[node.kind]), -1
+        return np.dtype(_DTYPES[node.kind]), ()
     if isinstance(node, BoolNode):
-        return np.dtype(np.bool_), -1
+        return np.dtype(np.bool_), ()
     if isinstance(node, VarintNode) and node.fmt == "l":
-        return np.dtype(np.int64), -1
+        return np.dtype(np.int64), ()
     return None
