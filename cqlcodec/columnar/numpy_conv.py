@@ -51,6 +51,13 @@ _WIRE: Final = {kind: (np.dtype(name), np.dtype(name).newbyteorder(">"))
                 for kind, name in _DTYPES.items()}
 
 
+def strided_view(item: FixedNode, runs: Runs, rows: int, dim: int) -> Any:
+    """The ``(rows, dim)`` big-endian view of vectors lying one stride apart in the body
+    (``runs.stride >= 0``), nothing copied."""
+    return np.ndarray((rows, dim), _WIRE[item.kind][1], runs.src, runs.first,
+                      (runs.stride, item.width))
+
+
 def from_body(item: FixedNode, runs: Runs, rows: int, dim: int) -> Any:
     """The ``(rows, dim)`` matrix of a vector column whose values are still in the body
     (big-endian runs at ``runs.starts``): one strided conversion when the runs lie at
@@ -60,10 +67,8 @@ def from_body(item: FixedNode, runs: Runs, rows: int, dim: int) -> Any:
     if rows == 0:
         return np.empty((0, dim), native)
     src = runs.src
-    stride = runs.stride
-    if stride >= 0:  # no null run, and one stride apart (or a single run)
-        view = np.ndarray((rows, dim), wire, src, runs.first, (stride, width))
-        return view.astype(native)
+    if runs.stride >= 0:  # no null run, and one stride apart (or a single run)
+        return strided_view(item, runs, rows, dim).astype(native)
     starts = np.frombuffer(runs.starts.getvalue(), "<i8")
     valid = starts >= 0
     out = np.zeros((rows, dim), native)
@@ -125,13 +130,9 @@ def _fill(out: Any, node: Node) -> None:
     vector column straight from the body when its runs lie one stride apart."""
     if isinstance(node, VectorNode):
         item = node.item
-        runs = item.runs if isinstance(item, FixedNode) and item.lazy else None
-        if runs is not None and runs.stride >= 0 and node.length > 0:
-            assert isinstance(item, FixedNode)
-            wire = _WIRE[item.kind][1]
-            view = np.ndarray((node.length, node.dim), wire, runs.src, runs.first,
-                              (runs.stride, item.width))
-            np.copyto(out, view)
+        if isinstance(item, FixedNode) and item.lazy and item.runs is not None \
+                and item.runs.stride >= 0 and node.length > 0:
+            np.copyto(out, strided_view(item, item.runs, node.length, node.dim))
             return
     out[...] = typed(node)
 
