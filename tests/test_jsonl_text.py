@@ -87,6 +87,38 @@ def test_floats_at_the_edges_of_each_layout() -> None:
     same_as_reference(batch_of(columns, [[v, v if abs(v) < 3e38 else None] for v in EDGES]))
 
 
+def test_plain_and_integral_floats_are_written_by_arrow_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain decimals, integral values (``.0`` added), zeros and nulls never take the
+    value-by-value path; one value with an exponent sends its column there."""
+    from cqlcodec.cli import jsonl_text
+
+    columns = [("d", parse_type("double")), ("f", parse_type("float"))]
+    plain: list[list[Any]] = [[v, v] for v in (0.5, -2.25, 100.0, -0.0, 0.0, 0.001, 12345.75)]
+    plain.append([None, None])
+    monkeypatch.setattr(jsonl_text, "_float_text", _no_float_text)
+    same_as_reference(batch_of(columns, plain))
+    same_as_reference(batch_of(columns, [[None, None]] * 3))
+    with pytest.raises(AssertionError, match="value by value"):
+        jsonl_buffer(pa, batch_of(columns, [*plain, [1e-7, 0.5]]))
+
+
+def test_a_pyarrow_without_the_kernel_module_names_uses_pyarrow_compute(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from cqlcodec.cli import jsonl_text
+
+    pytest.importorskip("pyarrow.compute")  # it imports these names from pyarrow._compute
+    kernels = pytest.importorskip("pyarrow._compute")
+    monkeypatch.delattr(kernels, "MatchSubstringOptions")
+    assert jsonl_text._kernels().__name__ == "pyarrow.compute"
+    columns = [("i", parse_type("int")), ("d", parse_type("double")), ("t", parse_type("text"))]
+    same_as_reference(batch_of(columns, [[1, 2.0, "a"], [None, None, None], [3, 1e-9, "b"]]))
+
+
+def _no_float_text(value: float | None) -> str:
+    raise AssertionError(f"{value!r} was written value by value")
+
+
 @settings(max_examples=60, deadline=None)
 @given(doubles=st.lists(st.floats() | st.none(), min_size=1, max_size=200),
        floats=st.lists(st.floats(width=32) | st.none(), min_size=1, max_size=200))
@@ -122,7 +154,8 @@ def test_a_repeated_name_keeps_one_key_as_the_row_dict_does() -> None:
 
 def test_writing_lines_does_not_import_pandas() -> None:
     """pyarrow imports pandas (about half a second of CPU) when it converts Python values;
-    the lines of every kind of column are made without that, in a fresh process."""
+    the lines of every kind of column are made without that, and without the kernel
+    wrappers of ``pyarrow.compute`` (70 ms), in a fresh process."""
     pytest.importorskip("pandas")
     script = textwrap.dedent("""
         import sys
@@ -133,13 +166,13 @@ def test_writing_lines_does_not_import_pandas() -> None:
                    ("q", "text"), ("d", "double"), ("f", "float"), ("l", "list<int>"))]
         rows = [[1, True, "a", 'q"', 0.5, 1e-7, [1]], [None, None, None, None, None, None, None],
                 [2, False, "b", "x", float("nan"), 3.0, []]]
-        assert "pandas" not in sys.modules
+        assert "pandas" not in sys.modules and "pyarrow.compute" not in sys.modules
         jsonl_buffer(pa, batch_of(columns, rows))
-        print("pandas" in sys.modules)
+        print("pandas" in sys.modules, "pyarrow.compute" in sys.modules)
     """)
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, *(p for p in sys.path if p)]))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"

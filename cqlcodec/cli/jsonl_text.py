@@ -38,30 +38,28 @@ _NEEDS_ESCAPE: Final = re.compile(rb'[\x00-\x1f"\\]')
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
 _NON_FINITE: Final = {"nan": '"NaN"', "inf": '"Infinity"', "-inf": '"-Infinity"'}
-# Arrow's double texts that are repr's too: a plain decimal at or above 1e-4 (repr writes
-# smaller ones with an exponent; Arrow writes an exponent from 1e10 on), and integral
-# values, which repr writes with ".0"
-_PLAIN_TEXT: Final = r"^-?(?:0\.0{0,3}[1-9][0-9]*|[1-9][0-9]*\.[0-9]+)$"
-_INTEGRAL_TEXT: Final = r"^-?[0-9]+$"
+# Arrow's double texts that are repr's too (an integral value's once ".0" is put after it):
+# a plain decimal at or above 1e-4 (repr writes smaller ones with an exponent; Arrow writes
+# an exponent from 1e10 on)
+_REPR_TEXT: Final = r"^-?(?:0\.0{0,3}[1-9][0-9]*|[1-9][0-9]*\.[0-9]+|0\.0)$"
 
 
 def jsonl_buffer(pa: Any, batch: Any) -> Any:
     """The rows of ``batch`` as JSON lines (UTF-8, each ending in a newline), as a
     pyarrow buffer; the mapping of :mod:`cqlcodec.driver.json_values`."""
-    import pyarrow.compute as pc
-
     names = batch.names
     if len(set(names)) < len(names):  # a repeated name: one key, as a dict keeps it
         return pa.py_buffer("".join(reference_lines(batch)).encode("utf-8"))
+    kernels = _kernels()
     record = pa.record_batch(batch)
     pieces: list[Any] = []
     between = "{"
     for i, (name, t) in enumerate(zip(names, batch.types)):
-        texts, quote = _column_texts(pa, pc, record.column(i), t, batch.column(i))
+        texts, quote = _column_texts(pa, kernels, record.column(i), t, batch.column(i))
         pieces += [_scalar(pa, between + _quote(name) + ":" + quote), texts]
         between = quote + ","
     pieces += [_scalar(pa, between[:-1] + "}\n"), _scalar(pa, "")]
-    lines = pc.binary_join_element_wise(*pieces)
+    lines = kernels.call_function("binary_join_element_wise", pieces)
     offsets = memoryview(lines.buffers()[1]).cast("B").cast("i")
     start, end = offsets[lines.offset], offsets[lines.offset + len(lines)]
     return lines.buffers()[2].slice(start, end - start)
@@ -78,53 +76,83 @@ def reference_lines(batch: Any) -> list[str]:
             for values in zip(*columns)]
 
 
-def _column_texts(pa: Any, pc: Any, array: Any, t: Any, column: Any) -> tuple[Any, str]:
+def _kernels() -> Any:
+    """The module with pyarrow's ``call_function`` and its option classes. Its own
+    extension module where it has them: ``pyarrow.compute`` builds a Python wrapper of
+    every kernel when imported (about 70 ms of CPU, a third of a microsecond per row of a
+    200,000-row unload), and nothing here needs those wrappers."""
+    try:
+        import pyarrow._compute as kernels
+        for name in ("call_function", "CastOptions", "MatchSubstringOptions",
+                     "ScalarAggregateOptions"):
+            getattr(kernels, name)
+    except (ImportError, AttributeError):
+        import pyarrow.compute as kernels
+    return kernels
+
+
+def _column_texts(pa: Any, kernels: Any, array: Any, t: Any, column: Any) -> tuple[Any, str]:
     """One column's values as an Arrow string array of their JSON texts, and the quote
     to put around each (``'"'`` for a text column without nulls or characters to
     escape: its array is then the column itself)."""
     kind = t.unwrapped().kind
     types = pa.types
+    call = kernels.call_function
     if kind in _INTEGER_KINDS and types.is_integer(array.type) or \
             kind == K.BOOLEAN and types.is_boolean(array.type):
-        return pc.fill_null(pc.cast(array, pa.string()), _scalar(pa, "null")), ""
+        return _null_texts(pa, kernels, _cast(kernels, array, pa.string())), ""
     if kind in _TEXT_KINDS and types.is_string(array.type):
         data = array.buffers()[2]
         if data is None or _NEEDS_ESCAPE.search(memoryview(data)) is None:
             if not array.null_count:
                 return array, '"'
             quote = _scalar(pa, '"')
-            quoted = pc.binary_join_element_wise(quote, array, quote, _scalar(pa, ""))
-            return pc.fill_null(quoted, _scalar(pa, "null")), ""
+            quoted = call("binary_join_element_wise", [quote, array, quote, _scalar(pa, "")])
+            return _null_texts(pa, kernels, quoted), ""
         return _strings(pa, ["null" if v is None else _quote(v) for v in array.to_pylist()]), ""
     if kind in _FLOAT_KINDS and types.is_floating(array.type):
-        return _float_texts(pa, pc, array), ""
+        return _float_texts(pa, kernels, array), ""
     from cqlcodec.driver.json_values import to_json
 
     encode = _ENCODER.encode
     return _strings(pa, [encode(to_json(v, t)) for v in column.to_pylist()]), ""
 
 
-def _float_texts(pa: Any, pc: Any, array: Any) -> Any:
+def _float_texts(pa: Any, kernels: Any, array: Any) -> Any:
     """``float.__repr__`` of each value of a float or double column (a float widened to
     double first, as Python reads it), ``null`` for a null, NaN and the infinities as
     quoted names. Arrow's text of a double has the same digits as ``repr`` (the fewest
     that read back as the same double) laid out otherwise; where its text is already
     ``repr``'s (a plain decimal, an integral value once ``.0`` is added) it is kept, and
     only the rest (exponents, values under 1e-4, non-finite) goes through ``repr``."""
-    doubles = pc.cast(array, pa.float64())
-    texts = pc.cast(doubles, pa.string())
-    integral = pc.match_substring_regex(texts, _INTEGRAL_TEXT)
-    texts = pc.if_else(integral, pc.binary_join_element_wise(texts, _scalar(pa, ".0"),
-                                                             _scalar(pa, "")), texts)
-    kept = pc.or_(integral, pc.match_substring_regex(texts, _PLAIN_TEXT))
-    kept = pc.and_kleene(kept, pc.is_valid(kept))  # null (a null value): not kept
-    if pc.all(kept).as_py():
-        return texts
+    call = kernels.call_function
+    doubles = _cast(kernels, array, pa.float64())
+    texts = _cast(kernels, doubles, pa.string())
+    integral = call("equal", [doubles, call("floor", [doubles])])
+    if call("any", [integral]).as_py():  # Arrow writes 2.0 as "2"; repr as "2.0"
+        point = call("if_else", [integral, _scalar(pa, ".0"), _scalar(pa, "")])
+        texts = call("binary_join_element_wise", [texts, point, _scalar(pa, "")])
+    kept = call("match_substring_regex", [texts], kernels.MatchSubstringOptions(_REPR_TEXT))
+    if call("all", [kept], kernels.ScalarAggregateOptions(min_count=0)).as_py():
+        return _null_texts(pa, kernels, texts)  # every value's text (a null's is null)
     out = texts.to_pylist()
     values = doubles.to_pylist()
-    for i in pc.indices_nonzero(pc.invert(kept)).to_pylist():
-        out[i] = _float_text(values[i])
+    for i, keep in enumerate(kept.to_pylist()):
+        if not keep:
+            out[i] = _float_text(values[i])
     return _strings(pa, out)
+
+
+def _cast(kernels: Any, array: Any, to: Any) -> Any:
+    return array if array.type == to else \
+        kernels.call_function("cast", [array], kernels.CastOptions.safe(to))
+
+
+def _null_texts(pa: Any, kernels: Any, texts: Any) -> Any:
+    """``texts`` with ``null`` for each null."""
+    if not texts.null_count:
+        return texts
+    return kernels.call_function("coalesce", [texts, _scalar(pa, "null")])
 
 
 def _float_text(value: float | None) -> str:
