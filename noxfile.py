@@ -341,9 +341,19 @@ def bench_server(session: nox.Session) -> None:
                           os.environ.get("CQLCODEC_BENCH_DRIVER", "cassandra-driver"))
 
 
+def _installed_as_pip_installs(session: nox.Session) -> None:
+    """Installs into this benchmark session's venv write each module's bytecode, as pip
+    does and uv does not by default. The benchmarks time fresh processes: without it, and
+    with PYTHONDONTWRITEBYTECODE set (as on this project's machines), each process compiled
+    numpy, pyarrow and the driver from source (0.45 s of CPU per cqlcodec command, where
+    cqlsh, installed by pip, paid nothing)."""
+    session.env["UV_COMPILE_BYTECODE"] = "1"
+
+
 def _bench_against_server(session: nox.Session, script: str, driver: str) -> None:
     """Compiled build + ``driver``; run ``script`` against the test server (started with
     tools/cassandra.sh unless it is up, and stopped again)."""
+    _installed_as_pip_installs(session)
     install_cqlcodec(session, "compiled")
     session.install(INTEGRATION_DRIVERS[driver], "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
                     "polars>=1.0", "zlib-ng>=0.4")  # the zlib-ng extra, as a v5 user installs it
@@ -405,6 +415,7 @@ def bench_engines(session: nox.Session) -> None:
     """Dask and Ray whole-table reads vs a single-process scan_table, same run
     (benchmarks/engine_scan.py: 1,000,000 rows x 10 columns by default, ``-- --rows N``).
     Compiled build, cassandra-driver; results in bench-results/engines.json."""
+    _installed_as_pip_installs(session)
     install_cqlcodec(session, "compiled")
     session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14",
                     "pandas>=2.0", *ENGINE_DEPS["dask"], *ENGINE_DEPS["ray"])
@@ -469,8 +480,10 @@ def bench_tables(session: nox.Session) -> None:
     out); results in bench-results/table_io.json. A server
     already running on CASS_CQL_PORT is used as it is (start it with CASS_NUM_TOKENS=16).
     """
+    _installed_as_pip_installs(session)
     install_cqlcodec(session, "compiled")
-    session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14")
+    session.install(INTEGRATION_DRIVERS["cassandra-driver"], "numpy>=1.24", "pyarrow>=14",
+                    "zlib-ng>=0.4")  # the zlib-ng extra, as a v5 user installs it
     cqlsh_venv = os.path.join(session.virtualenv.location, "cqlsh")
     if not os.path.exists(os.path.join(cqlsh_venv, "bin", "cqlsh")):
         session.run(sys.executable, "-m", "venv", cqlsh_venv, external=True)

@@ -168,6 +168,70 @@ def test_malformed_rows_fail_as_the_driver_fails() -> None:
     assert not isinstance(codec_error.value, cqlcodec.DecodeError)
 
 
+@pytest.mark.parametrize("malformed", [False, True])
+def test_the_collector_is_paused_while_a_page_is_built(monkeypatch: pytest.MonkeyPatch,
+                                                       malformed: bool) -> None:
+    """Decoding and converting a page run with the cyclic collector held off
+    (cqlcodec.runtime.collector); it is on again afterwards, also when cqlcodec refused
+    the page and the driver read it."""
+    import gc
+
+    seen: list[bool] = []
+    decode = drv._decode_rows_at
+
+    def watched(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return decode(*args)
+
+    monkeypatch.setattr(drv, "_decode_rows_at", watched)
+    body = rows_body(_encoded_rows(4))
+    gc.enable()
+    try:
+        if malformed:
+            with pytest.raises(Exception):  # noqa: B017 (the driver's, as in the test above)
+                _decode(_codec_message_class(), body[:-3], 4)
+        else:
+            assert len(_decode(_codec_message_class(), body, 4).parsed_rows) == 3
+        assert seen == [False]
+        assert gc.isenabled()
+        gc.disable()  # the application's choice is kept
+        _decode(_codec_message_class(), body, 4)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_drivers_row_factories_run_paused_and_compare_as_themselves() -> None:
+    """Installed sessions run the driver's own row factories (and only those: an
+    application's factory runs as it is) with the collector held off."""
+    import gc
+
+    from cassandra.query import dict_factory, named_tuple_factory, tuple_factory
+
+    for factory in (named_tuple_factory, dict_factory, tuple_factory):
+        paused = drv._PAUSED_FACTORIES[id(factory)]
+        assert paused == factory and paused in (named_tuple_factory, dict_factory,
+                                                tuple_factory)
+        assert paused != (lambda names, rows: rows) and hash(paused) == hash(factory)
+        for names in (["a", "b"], ["a", "a"], ["[applied]", "b c"]):  # clean, renamed
+            for rows in ([], [(1, 2)], [(1, 2), (3, None), (5, 6)]):
+                got, expected = paused(names, list(rows)), factory(names, list(rows))
+                assert got == expected
+                assert [type(r).__name__ for r in got] == [type(r).__name__ for r in expected]
+                assert [getattr(r, "_fields", None) for r in got] == [
+                    getattr(r, "_fields", None) for r in expected]
+                assert len({type(r) for r in got}) <= 1  # one class per page, as the driver
+    seen: list[bool] = []
+
+    def recording(names: Any, rows: Any) -> Any:
+        seen.append(gc.isenabled())
+        return rows
+
+    gc.enable()
+    assert drv._PausedRowFactory(recording)(["a"], [(1,)]) == [(1,)]
+    assert seen == [False] and gc.isenabled()
+
+
 @pytest.mark.parametrize("protocol_version", [3, 4, 5])
 def test_bind_matches_driver(protocol_version: int) -> None:
     metadata = [ColumnMetadata("cqlcodec_it", "everything", name, dt)

@@ -13,6 +13,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from operator import attrgetter
 from typing import Any, Final
 
@@ -21,6 +22,7 @@ from cqlcodec import kinds as K
 from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class, is_cqlcodec_class
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.results import decode_rows_at
+from cqlcodec.runtime import collector
 from cqlcodec.types.model import (
     CqlType,
     composite_type,
@@ -50,7 +52,14 @@ try:
     from cassandra.cluster import Cluster, Session
     from cassandra.policies import ColDesc, ColumnEncryptionPolicy
     from cassandra.protocol import ResultMessage, _ProtocolHandler
-    from cassandra.query import UNSET_VALUE, BoundStatement, PreparedStatement
+    from cassandra.query import (
+        UNSET_VALUE,
+        BoundStatement,
+        PreparedStatement,
+        dict_factory,
+        named_tuple_factory,
+        tuple_factory,
+    )
 except ImportError as _exc:  # pragma: no cover - exercised only without a driver
     raise UnsupportedDriverError(
         "cqlcodec.driver needs cassandra-driver (>= 3.29) or scylla-driver (>= 3.29): "
@@ -507,7 +516,12 @@ def _convert_rows(rows: list[tuple[Any, ...]], convs: list[Converter | None],
     for i, c in enumerate(convs):
         if c is not None:
             try:
-                columns[i] = [None if v is None else c(v) for v in columns[i]]
+                if c is _date_out:  # the common case inline: no call per value
+                    columns[i] = [_DriverDate(v.toordinal() - _EPOCH_ORDINAL)
+                                  if type(v) is _PyDate else None if v is None else c(v)
+                                  for v in columns[i]]
+                else:
+                    columns[i] = [None if v is None else c(v) for v in columns[i]]
             except Exception as exc:  # e.g. a registered UDT class refusing the values
                 # what the driver raises when building a value fails inside its decoder
                 dt = metadata[i][3]
@@ -851,20 +865,26 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
             rows_at = f.tell()
             f.seek(0)
             buf = f.read()
+            collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
             try:
                 result = _decode_rows_at(buf, rows_at, protocol_version, prepared,
                                          numpy_vectors)
+                rows = _convert_rows(result.rows, plan.converters, metadata)
             except CodecError as exc:
                 # refused (malformed to cqlcodec) or beyond a limit of cqlcodec's: the
                 # driver reads the same message, and fails only where it fails alone
                 _log_fallback(exc, start - 4)
                 f.seek(start)
+                rows = None
+            finally:
+                collector.resume()
+            if rows is None:
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
                 return
             self.column_names = [c[2] for c in metadata]
             self.column_types = [c[3] for c in metadata]
-            self.parsed_rows = _convert_rows(result.rows, plan.converters, metadata)
+            self.parsed_rows = rows
 
         def _read_with_driver(self, plan: _ResultPlan, f: io.BytesIO, start: int,
                               *args: Any) -> None:
@@ -897,6 +917,46 @@ def _handler_class(base: type[_ProtocolHandler], options: Options) -> type[_Prot
         {"message_types_by_opcode": opcodes, "cqlcodec_options": options,
          "__doc__": "The session's protocol handler with RESULT rows decoded by cqlcodec."})
     return handler
+
+
+class _PausedRowFactory:
+    """One of the driver's own row factories, run with the cyclic collector held off
+    (:mod:`cqlcodec.runtime.collector`): its namedtuples, dicts or tuples are the rest of
+    a page's objects. It compares equal to the factory it runs (and hashes alike), so the
+    driver's checks of a future's factory (``ResultSet.was_applied``) see that factory."""
+
+    __slots__ = ("factory",)
+
+    def __init__(self, factory: Callable[[Any, Any], Any]) -> None:
+        self.factory = factory
+
+    def __call__(self, colnames: Any, rows: Any) -> Any:
+        collector.pause()
+        try:
+            if self.factory is not named_tuple_factory or len(rows) < 2:
+                return self.factory(colnames, rows)
+            # the driver's factory makes the page's namedtuple class (and logs what it
+            # logs about the names) for the first row; the others are made as its
+            # __new__ makes them, tuple.__new__(Row, values), without a Python call each
+            out: list[Any] = named_tuple_factory(colnames, rows[:1])
+            out += map(partial(tuple.__new__, type(out[0])), rows[1:])
+            return out
+        finally:
+            collector.resume()
+
+    def __eq__(self, other: object) -> bool:
+        return other is self.factory or other is self
+
+    def __hash__(self) -> int:
+        return hash(self.factory)
+
+    def __repr__(self) -> str:
+        return repr(self.factory)
+
+
+# the driver's factories (no application code in them), by identity
+_PAUSED_FACTORIES: Final = {id(f): _PausedRowFactory(f)
+                            for f in (named_tuple_factory, dict_factory, tuple_factory)}
 
 
 # --------------------------------------------------------------------------- binding
@@ -1175,7 +1235,11 @@ def _install_session(session: Session, options: Options) -> None:
         def create_with_cqlcodec(query: Any, *args: Any, **kwargs: Any) -> Any:
             if type(query) is PreparedStatement:
                 query.__class__ = CqlcodecPreparedStatement
-            return create(query, *args, **kwargs)
+            future = create(query, *args, **kwargs)
+            paused = _PAUSED_FACTORIES.get(id(future.row_factory))
+            if paused is not None and paused.factory is future.row_factory:
+                future.row_factory = paused
+            return future
         session.__dict__["_create_response_future"] = create_with_cqlcodec
         _switch_prepared(session.cluster)
 

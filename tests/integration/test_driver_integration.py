@@ -224,6 +224,25 @@ def test_counters_and_lwt(pair: SessionPair) -> None:
     assert first[0] is True and second[0] is False
     plain_second = pair.plain.execute(pair.plain.prepare(lwt), (key, "third")).one()
     assert_same(plain_second, second, "lwt")
+    # the driver's factory runs with the collector held off, and still counts as its own
+    applied = pair.codec.execute(codec_ps, (key, "fourth"))
+    assert applied.was_applied is False
+    assert applied.response_future.row_factory == pair.plain.execute(
+        "SELECT k FROM everything WHERE k = 1").response_future.row_factory
+
+
+def test_an_applications_row_factory_is_left_as_it_is(pair: SessionPair) -> None:
+    from cassandra.cluster import ExecutionProfile
+
+    def keys(names: Any, rows: Any) -> Any:
+        return [row[0] for row in rows]
+
+    name = f"cqlcodec_keys_v{pair.protocol_version}"
+    if name not in pair.codec.cluster.profile_manager.profiles:
+        pair.codec.cluster.add_execution_profile(name, ExecutionProfile(row_factory=keys))
+    result = pair.codec.execute("SELECT k FROM everything WHERE k = 2", execution_profile=name)
+    assert result.response_future.row_factory is keys
+    assert list(result) == [2]
 
 
 def test_batch(pair: SessionPair) -> None:
