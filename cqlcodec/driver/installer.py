@@ -353,10 +353,15 @@ _DriverMap: Final = cutil.OrderedMapSerializedKey
 def _list_out(sub: Converter | None) -> Converter:
     if sub is None:
         return lambda v: v if type(v) is list else list(v)
-    if sub is _date_out:  # the common case inline: one call per list, not per element
-        return lambda v: [_DriverDate(e.toordinal() - _EPOCH_ORDINAL) if type(e) is _PyDate
-                          else None if e is None else _date_out(e) for e in v]
+    if sub is _date_out:  # the common case: one call per list, not per element
+        return _dates_out
     return lambda v: [None if e is None else sub(e) for e in v]
+
+
+def _dates_out(values: Any) -> list[Any]:
+    """The driver's ``Date`` of each value (None stays None), the common case inline."""
+    return [_DriverDate(e.toordinal() - _EPOCH_ORDINAL) if type(e) is _PyDate
+            else None if e is None else _date_out(e) for e in values]
 
 
 # element types whose values (the driver's) are totally ordered and equal only when
@@ -516,10 +521,8 @@ def _convert_rows(rows: list[tuple[Any, ...]], convs: list[Converter | None],
     for i, c in enumerate(convs):
         if c is not None:
             try:
-                if c is _date_out:  # the common case inline: no call per value
-                    columns[i] = [_DriverDate(v.toordinal() - _EPOCH_ORDINAL)
-                                  if type(v) is _PyDate else None if v is None else c(v)
-                                  for v in columns[i]]
+                if c is _date_out:  # the common case: no call per value
+                    columns[i] = _dates_out(columns[i])
                 else:
                     columns[i] = [None if v is None else c(v) for v in columns[i]]
             except Exception as exc:  # e.g. a registered UDT class refusing the values
