@@ -134,25 +134,28 @@ def test_without_pyarrow_the_command_says_what_to_install(tmp_path: Path) -> Non
     assert "pip install 'cqlcodec[arrow]'" in proc.stderr
 
 
-@pytest.mark.parametrize("user_setting, seen", [(None, "1"), ("3", "3")])
-def test_blas_threads_are_one_when_pyarrow_imports_unless_the_user_said(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_setting: str | None,
-        seen: str) -> None:
+@pytest.mark.parametrize("variable, default", [("OPENBLAS_NUM_THREADS", "1"),
+                                               ("ARROW_DEFAULT_MEMORY_POOL", "system")])
+@pytest.mark.parametrize("user_setting", [None, "mine"])
+def test_settings_pyarrow_imports_under_unless_the_user_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, default: str,
+        user_setting: str | None) -> None:
     """numpy, imported with pyarrow, would start OpenBLAS's spinning thread pool that no
-    command uses; a stand-in pyarrow reports the setting it was imported under."""
+    command uses, and Arrow's mimalloc would keep each thread's freed memory; a stand-in
+    pyarrow reports the setting it was imported under."""
     blocker = tmp_path / "blocked"
     (blocker / "pyarrow").mkdir(parents=True)
     (blocker / "pyarrow" / "__init__.py").write_text(
         "import os, sys\n"
-        "sys.stderr.write('blas ' + os.environ.get('OPENBLAS_NUM_THREADS', '-') + '\\n')\n"
+        f"sys.stderr.write('seen ' + os.environ.get({variable!r}, '-') + '\\n')\n"
         "raise ImportError('pyarrow is blocked')\n")
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delenv(variable, raising=False)
     env = {"CQLCODEC_TEST_PATH": os.pathsep.join([str(blocker), str(ROOT)])}
     if user_setting is not None:
-        env["OPENBLAS_NUM_THREADS"] = user_setting
+        env[variable] = user_setting
     proc = run(tmp_path, "unload", "ks.t", "-o", "out", "--port", str(closed_port()), env=env)
     assert proc.returncode == exits.MISSING_DEPENDENCY, proc.stderr
-    assert f"blas {seen}\n" in proc.stderr
+    assert f"seen {user_setting or default}\n" in proc.stderr
 
 
 def test_help_lists_the_exit_statuses(tmp_path: Path) -> None:

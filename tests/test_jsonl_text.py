@@ -103,6 +103,30 @@ def test_plain_and_integral_floats_are_written_by_arrow_alone(
         jsonl_buffer(pa, batch_of(columns, [*plain, [1e-7, 0.5]]))
 
 
+def test_this_pyarrow_lays_out_doubles_as_repr_in_the_range_kept() -> None:
+    """Where it does not, every float column goes the slower, regex-checked way; the
+    fast way must be the one these tests (and users) get."""
+    from cqlcodec.cli import jsonl_text
+
+    assert jsonl_text._arrow_lays_out_as_repr(pa, jsonl_text._kernels())
+
+
+@settings(max_examples=30, deadline=None)
+@given(doubles=st.lists(st.floats() | st.none(), min_size=1, max_size=100))
+def test_a_pyarrow_with_another_layout_is_checked_text_by_text(
+        doubles: list[float | None]) -> None:
+    """With the layout check failing, Arrow's texts are kept only where a regex finds them
+    laid out as repr's: the lines stay the same."""
+    from cqlcodec.cli import jsonl_text
+
+    columns = [("d", parse_type("double")), ("f", parse_type("float"))]
+    rows: list[list[Any]] = [[v, v if v is None or abs(v) < 3e38 else None]
+                             for v in [*doubles, *EDGES]]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonl_text, "_LAYOUT_CHECKED", [False])
+        same_as_reference(batch_of(columns, rows))
+
+
 def test_a_pyarrow_without_the_kernel_module_names_uses_pyarrow_compute(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from cqlcodec.cli import jsonl_text

@@ -38,7 +38,10 @@ def counts(found: dict[str, str]) -> str:
 def compare(folder: Path) -> int:
     """Print the comparison of every protocol in ``folder``; the number of regressions."""
     regressions = 0
-    for driver_file in sorted(folder.glob("v*-driver.xml")):
+    driver_files = sorted(folder.glob("v*-driver.xml"))
+    if not driver_files:
+        print(f"no run with the driver's class in {folder}: nothing compared")
+    for driver_file in driver_files:
         protocol = driver_file.name.split("-")[0]
         cqlcodec_file = folder / f"{protocol}-cqlcodec.xml"
         if not cqlcodec_file.exists():

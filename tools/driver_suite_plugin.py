@@ -67,7 +67,31 @@ def _alias_ccm_modules() -> None:
         try:
             importlib.import_module(old)
         except ImportError:
-            sys.modules[old] = importlib.import_module(new)
+            try:
+                sys.modules[old] = importlib.import_module(new)
+            except ImportError:  # scylla-ccm has neither; scylla-driver's tests need neither
+                pass
+
+
+def _external_node() -> None:
+    """Point a harness without ``USE_CASS_EXTERNAL`` (scylla-driver's) at the running node.
+
+    scylla-driver's ``tests.integration.use_cluster`` always creates a ccm cluster. Replaced,
+    it does what cassandra-driver's does with ``USE_CASS_EXTERNAL``: no ccm, only the test
+    keyspaces on the node that is already running. Tests that need ccm's nodes (stopping one,
+    three nodes, other settings) fail or skip the same way with either class.
+    """
+    harness: Any = importlib.import_module("tests.integration")  # the driver's tests, not ours
+    if hasattr(harness, "USE_CASS_EXTERNAL"):
+        return
+
+    def use_external_cluster(cluster_name: str, nodes: Any, ipformat: Any = None,
+                             start: bool = True, workloads: Any = None,
+                             set_keyspace: bool = True, **ignored: Any) -> None:
+        if set_keyspace and start:
+            harness.setup_keyspace(ipformat=ipformat)
+
+    harness.use_cluster = use_external_cluster
 
 
 _alias_ccm_modules()
@@ -77,6 +101,8 @@ elif MODE == "driver":
     SWITCHED = None
 else:
     raise RuntimeError(f"CQLCODEC_DRIVER_SUITE_CLASS must be cqlcodec or driver, not {MODE!r}")
+if os.environ.get("USE_CASS_EXTERNAL"):
+    _external_node()
 
 
 def pytest_sessionstart() -> None:
@@ -106,7 +132,7 @@ def pytest_report_header() -> list[str]:
     """Name the connection class and, when it is cqlcodec's, the build."""
     import cassandra
 
-    lines = [f"cassandra-driver {cassandra.__version__} from {cassandra.__file__}"]
+    lines = [f"driver {cassandra.__version__} from {cassandra.__file__}"]
     if SWITCHED is None:
         lines.append("connection class: the driver's own")
     else:

@@ -86,7 +86,8 @@ class Manifest:
         data = {"unload": self.header, "splits": self.splits, "done": self.done}
         temp = f"{self.path}{TEMP_MARK}{os.getpid()}"
         with open(temp, "w", encoding="utf-8") as f:
-            json.dump(data, f, separators=(",", ":"))  # compact: json's C encoder
+            # json.dumps, not json.dump: only a one-shot encoding runs json's C encoder
+            f.write(json.dumps(data, separators=(",", ":")))
             f.flush()
             os.fsync(f.fileno())
         os.replace(temp, self.path)
