@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# cassandra-driver's own integration tests (tests/integration/standard of its repository),
-# run with the driver's connection class and with cqlcodec's, on protocol v4 and v5, then
-# compared: a test that passes with the driver's class and not with cqlcodec's is a bug.
+# A driver's own integration tests (tests/integration/standard of cassandra-driver's or
+# scylla-driver's repository), run with the driver's connection class and with cqlcodec's, on
+# protocol v4 and v5, then compared: a test that passes with the driver's class and not with
+# cqlcodec's is a bug.
 # Long (minutes per module); not part of CI. docs/development.md has the setup.
 #
 #   tools/driver_suite.sh compiled|pure [test module names...]   (default: every module)
 #
 # Environment (defaults in brackets):
-#   DRIVER_SUITE_SRC       a checkout of datastax/python-driver (its tests/ is what runs) [required]
-#   DRIVER_SUITE_CCM       a folder holding ccmlib (apache/cassandra-ccm), put on PYTHONPATH []
-#   DRIVER_SUITE_PYTHON    a python with cassandra-driver, pytest, pytest-timeout, scales, pytz,
+#   DRIVER_SUITE_SRC       a checkout of datastax/python-driver or scylladb/python-driver (its
+#                          tests/ is what runs) [required]
+#   DRIVER_SUITE_CCM       a folder holding ccmlib (apache/cassandra-ccm; scylladb/scylla-ccm for
+#                          scylla-driver's tests), put on PYTHONPATH []
+#   DRIVER_SUITE_PYTHON    a python with that driver, pytest, pytest-timeout, scales, pytz,
 #                          pure-sasl, packaging (and mypy, librt for the compiled build) [python3]
 #   DRIVER_SUITE_PROTOCOLS [4 5]
 #   DRIVER_SUITE_CLASSES   [driver cqlcodec]  the runs to make (then the comparison of what is there)
