@@ -25,6 +25,7 @@ from type_strategies import option_bytes, type_trees, user_types_in
 import cqlcodec
 import cqlcodec.driver.installer as drv
 from cqlcodec import CqlType, frozen, kinds, parse_type, scalar_type, set_of, user_type
+from cqlcodec.codecs.temporal import DaysObjectDateCodec
 
 TEXT = scalar_type(kinds.TEXT)
 ADDRESS = user_type("cqlcodec_it", "address",
@@ -230,6 +231,69 @@ def test_the_drivers_row_factories_run_paused_and_compare_as_themselves() -> Non
     gc.enable()
     assert drv._PausedRowFactory(recording)(["a"], [(1,)]) == [(1,)]
     assert seen == [False] and gc.isenabled()
+
+
+def _date_page(days: list[int | None]) -> bytes:
+    """A RESULT Rows body of one ``date`` column ``d`` (and an int ``k``), one row a value."""
+    out = [struct.pack(">iii", 2, 0x0001, 2), _short_string("ks") + _short_string("t"),
+           _short_string("k") + b"\x00\x09", _short_string("d") + b"\x00\x11",
+           struct.pack(">i", len(days))]
+    for k, d in enumerate(days):
+        out.append(struct.pack(">ii", 4, k))
+        out.append(struct.pack(">i", -1) if d is None
+                   else struct.pack(">iI", 4, (d + 2**31) % 2**32))
+    return b"".join(out)
+
+
+DATE_EDGES = [0, -1, 19860, -719162, -719163, 2932896, 2932897, -(2**31), 2**31 - 1, None]
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_dates_decode_into_the_drivers_date(monkeypatch: pytest.MonkeyPatch, direct: bool) -> None:
+    """Date columns are decoded straight into the driver's ``Date`` (no conversion pass)
+    where its check passed at import; converted after decoding where it did not. Both
+    give the driver's own values, over the whole int32 range."""
+    from cassandra.util import Date
+
+    assert isinstance(drv._DRIVER_DATE_CODEC, DaysObjectDateCodec)
+    if not direct:
+        monkeypatch.setattr(drv, "_DRIVER_DATE_CODEC", None)
+    monkeypatch.setattr(drv, "_inline_plans", {})  # plans made from here on
+    body = _date_page(DATE_EDGES)
+    expected = _decode(ResultMessage, body, 4)
+    for _round in range(2):
+        actual = _decode(_codec_message_class(), body, 4)
+        assert [type(r[1]) for r in actual.parsed_rows] == [Date] * 9 + [type(None)]
+        for e, a in zip(expected.parsed_rows, actual.parsed_rows):
+            assert_same(e, a, "row")
+            assert str(e[1]) == str(a[1])
+    (plan,) = drv._inline_plans.values()
+    assert plan.desc is not None
+    codec = plan.desc.codecs[1]
+    assert (codec is drv._DRIVER_DATE_CODEC) == direct
+    assert (plan.converters[1] is None) == direct
+
+
+def test_dates_are_converted_when_the_drivers_date_is_not_its_days(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import-time check refuses a ``Date`` whose ``__init__`` sets more than the days."""
+    from cassandra.util import Date
+
+    class Stamped(Date):
+        __slots__ = ("made",)
+
+        def __init__(self, value: Any) -> None:
+            super().__init__(value)
+            self.made = True
+
+    class Shifted(Date):
+        def __init__(self, value: Any) -> None:
+            super().__init__(value + 1 if value < 2**31 - 1 else value)
+
+    assert drv._driver_date_codec() is not None
+    for cls in (Stamped, Shifted):
+        monkeypatch.setattr(drv, "_DriverDate", cls)
+        assert drv._driver_date_codec() is None, cls
 
 
 @pytest.mark.parametrize("protocol_version", [3, 4, 5])

@@ -223,6 +223,51 @@ class DateCodec(Codec):
         raise wrong_width("date", pos, 4, n)
 
 
+_new_object: Final[Callable[[type], object]] = object.__new__
+
+
+@final
+class DaysObjectDateCodec(Codec):
+    """date decoded into instances of a class that keeps the days since 1970-01-01 in
+    one attribute (the drivers' ``cassandra.util.Date`` and its ``days_from_epoch``).
+
+    Each value is ``object.__new__(cls)`` with that attribute set, without a call to the
+    class's ``__init__``: the caller checks once that this makes the object its class
+    makes from the days (``cls(days)``). Any int32 day count decodes, as the class takes
+    any int. Encodes from such an instance, or from what :class:`DateCodec` encodes.
+    """
+
+    def __init__(self, cls: type, attr: str) -> None:
+        super().__init__("date", -1)
+        self.cls: Final = cls
+        self.attr: Final = attr
+
+    def _days(self, value: object) -> int:
+        if isinstance(value, self.cls):
+            d = getattr(value, self.attr)
+            if isinstance(d, int) and not isinstance(d, bool) and _INT32_MIN <= d <= _INT32_MAX:
+                return d
+            raise out_of_range("date", value, "days since 1970-01-01 must fit in an int32")
+        return date_days(value)
+
+    def encode(self, value: object) -> bytes:
+        return (self._days(value) + _DATE_OFFSET).to_bytes(4, "big")
+
+    def encode_into(self, w: BytesWriter, value: object) -> None:
+        days = self._days(value)
+        write_i32_be(w, days + _DATE_OFFSET if days < 0 else days - _DATE_OFFSET)
+
+    def decode(self, buf: bytes, pos: i64, n: i64) -> object:
+        if n == 4:
+            raw: int = read_i32_be(buf, pos)
+            value = _new_object(self.cls)
+            setattr(value, self.attr, raw + _DATE_OFFSET if raw < 0 else raw - _DATE_OFFSET)
+            return value
+        if n == 0:
+            return None
+        raise wrong_width("date", pos, 4, n)
+
+
 def time_nanos(value: object) -> int:
     """Nanoseconds since midnight of a Time, datetime.time or int value."""
     if isinstance(value, Time):

@@ -19,9 +19,12 @@ from typing import Any, Final
 
 import cqlcodec
 from cqlcodec import kinds as K
+from cqlcodec.codecs.cache import decode_flags
+from cqlcodec.codecs.temporal import DateCodec, DaysObjectDateCodec
 from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class, is_cqlcodec_class
 from cqlcodec.errors import CodecError, DecodeError
-from cqlcodec.protocol.results import decode_rows_at
+from cqlcodec.protocol.results import decode_rows_with
+from cqlcodec.protocol.rows import RowsDesc, with_codecs
 from cqlcodec.runtime import collector
 from cqlcodec.types.model import (
     CqlType,
@@ -83,7 +86,7 @@ SUPPORTED_DRIVERS: Final[dict[str, tuple[tuple[int, int], ...]]] = {
 """Driver distribution -> the (major, minor) release series cqlcodec.driver knows."""
 
 _DIGITS: Final = re.compile(r"\d+")
-_decode_rows_at = decode_rows_at  # a module name: tests count the messages cqlcodec decodes
+_decode_rows_at = decode_rows_with  # a module name: tests count the messages cqlcodec decodes
 _EPOCH_ORDINAL: Final = 719163  # datetime.date(1970, 1, 1).toordinal()
 _DATE_OFFSET: Final = 1 << 31
 _CACHE_LIMIT: Final = 256
@@ -356,6 +359,49 @@ def _list_out(sub: Converter | None) -> Converter:
     if sub is _date_out:  # the common case: one call per list, not per element
         return _dates_out
     return lambda v: [None if e is None else sub(e) for e in v]
+
+
+def _driver_date_codec() -> DaysObjectDateCodec | None:
+    """A codec decoding dates straight into the driver's ``Date``, if what it makes
+    (``object.__new__`` and ``days_from_epoch``) is what ``Date(days)`` makes: checked
+    once, at the edges of the range; else None (dates are converted after decoding)."""
+    codec = DaysObjectDateCodec(_DriverDate, "days_from_epoch")
+    try:
+        for days in (0, -1, 1, 19_000, -719_163, 2_932_896, (1 << 31) - 1, -(1 << 31)):
+            made = codec.decode(((days + _DATE_OFFSET) % (1 << 32)).to_bytes(4, "big"), 0, 4)
+            ref = _DriverDate(days)
+            if (type(made) is not type(ref) or made != ref or hash(made) != hash(ref)
+                    or str(made) != str(ref) or _object_state(made) != _object_state(ref)):
+                return None
+    except Exception:
+        return None
+    return codec
+
+
+def _object_state(value: object) -> list[Any]:
+    """What an object holds: its ``__dict__`` and every slot of its class and bases."""
+    missing = object()
+    state: list[Any] = [getattr(value, "__dict__", None)]
+    for klass in type(value).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in [slots] if isinstance(slots, str) else slots:
+            state.append((name, getattr(value, name, missing)))
+    return state
+
+
+_DRIVER_DATE_CODEC: Final = _driver_date_codec()
+
+
+def _with_driver_values(desc: RowsDesc, converters: list[Converter | None]) -> RowsDesc:
+    """``desc`` with its (unencrypted) date columns decoded straight into the driver's
+    ``Date``; their ``converters`` become None. ``desc`` itself where there are none."""
+    codecs = list(desc.codecs)
+    for i, codec in enumerate(codecs):
+        if (_DRIVER_DATE_CODEC is not None and type(codec) is DateCodec
+                and converters[i] is _date_out):
+            codecs[i] = _DRIVER_DATE_CODEC
+            converters[i] = None
+    return desc if codecs == desc.codecs else with_codecs(desc, tuple(codecs))
 
 
 def _dates_out(values: Any) -> list[Any]:
@@ -739,7 +785,7 @@ class _ResultPlan:
     """Everything reused for the rows of one result metadata (a prepared statement's,
     or the same columns and types sent inline again)."""
 
-    __slots__ = ("metadata", "protocol_version", "policy", "prepared", "converters",
+    __slots__ = ("metadata", "protocol_version", "policy", "prepared", "desc", "converters",
                  "driver_reason", "empty_classes")
 
     def __init__(self, metadata: list[RowMetadata], protocol_version: int,
@@ -748,6 +794,7 @@ class _ResultPlan:
         self.protocol_version = protocol_version
         self.policy = policy
         self.prepared: cqlcodec.Prepared | None = None
+        self.desc: RowsDesc | None = None  # how the rows are decoded, with prepared
         self.converters: list[Converter | None] = []
         # why these rows go the driver's way whatever the message (else None)
         self.driver_reason, self.empty_classes = _columns_route(metadata, policy)
@@ -761,9 +808,14 @@ class _ResultPlan:
                 t = cql_type_of(dt)
                 columns.append(cqlcodec.ColumnSpec(
                     ks, table, name, _sets_as_lists(t) if wire_order else t))
-            self.prepared = cqlcodec.Prepared(
+            prepared = cqlcodec.Prepared(
                 [], columns, [], protocol_version, b"", None, _adapt_policy(policy, wire_order))
             self.converters = _converters(metadata, protocol_version, policy, options)
+            flags = decode_flags(numpy_vectors=options.numpy_vectors)
+            self.desc = _with_driver_values(
+                prepared.rows_desc(protocol_version, prepared.column_encryption_policy, flags),
+                self.converters)
+            self.prepared = prepared
         except Exception as exc:  # a type cqlcodec cannot represent (nesting, ...)
             self.driver_reason = f"cqlcodec cannot represent these columns ({exc})"
 
@@ -832,8 +884,6 @@ def _inline_plan(metadata: list[RowMetadata], protocol_version: int,
 
 
 def _result_message_class(base: type[ResultMessage], options: Options) -> type[ResultMessage]:
-    numpy_vectors = options.numpy_vectors
-
     class CqlcodecResultMessage(base):  # type: ignore[valid-type,misc]
         """The driver's RESULT message with its rows decoded by cqlcodec."""
 
@@ -857,8 +907,8 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
             else:
                 metadata = result_metadata or []
                 plan = _plan_for(metadata, protocol_version, column_encryption_policy, options)
-            prepared = plan.prepared
-            if prepared is None or (plan.empty_classes
+            desc = plan.desc
+            if desc is None or (plan.empty_classes
                                     and any(map(_support_empty, plan.empty_classes))):
                 self._read_with_driver(plan, f, start, protocol_version, user_type_map,
                                        result_metadata, column_encryption_policy)
@@ -870,8 +920,7 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
             buf = f.read()
             collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
             try:
-                result = _decode_rows_at(buf, rows_at, protocol_version, prepared,
-                                         numpy_vectors)
+                result = _decode_rows_at(buf, rows_at, desc)
                 rows = _convert_rows(result.rows, plan.converters, metadata)
             except CodecError as exc:
                 # refused (malformed to cqlcodec) or beyond a limit of cqlcodec's: the

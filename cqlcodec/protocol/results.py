@@ -348,6 +348,12 @@ def decode_rows_at(buf: bytes, pos: i64, protocol_version: int, prepared: Prepar
     return rows_result(buf, pos, len(buf), desc, tuple_factory, None, 0, None, None)
 
 
+def decode_rows_with(buf: bytes, pos: i64, desc: RowsDesc) -> RowsResult:
+    """:func:`decode_rows_at` with a parse description the caller built (driver mode
+    decodes some columns straight into the driver's value classes)."""
+    return rows_result(buf, pos, len(buf), desc, tuple_factory, None, 0, None, None)
+
+
 def read_schema_change(buf: bytes, pos: i64, end: i64) -> SchemaChangeResult:
     """A Schema_change body (v3+ layout) at ``pos``."""
     what = "RESULT schema_change"

@@ -77,12 +77,26 @@ def build_rows_desc(columns: tuple[ColumnSpec, ...], protocol_version: int,
             else:
                 found.append(find_deserializer_flags(col.type, flags))
         codecs = tuple(found)
-    fast: FastRows | None = None
-    if not COMPILED and policy is None:
-        from cqlcodec.protocol.interp_fast import plan_rows
+    return RowsDesc(columns, codecs, protocol_version, policy, flags,
+                    _fast_rows(columns, codecs, protocol_version, policy))
 
-        fast = plan_rows(columns, codecs, protocol_version)
-    return RowsDesc(columns, codecs, protocol_version, policy, flags, fast)
+
+def with_codecs(desc: RowsDesc, codecs: tuple[Codec, ...]) -> RowsDesc:
+    """A copy of ``desc`` that decodes its columns with ``codecs`` (one per column)."""
+    if len(codecs) != len(desc.columns):
+        raise ValueError(f"{len(codecs)} codecs for {len(desc.columns)} columns")
+    return RowsDesc(desc.columns, codecs, desc.protocol_version, desc.policy, desc.flags,
+                    _fast_rows(desc.columns, codecs, desc.protocol_version, desc.policy))
+
+
+def _fast_rows(columns: tuple[ColumnSpec, ...], codecs: tuple[Codec, ...],
+               protocol_version: int, policy: ColumnEncryptionPolicy | None) -> FastRows | None:
+    """The interpreted build's generated row loop for these codecs (None when compiled)."""
+    if COMPILED or policy is not None:
+        return None
+    from cqlcodec.protocol.interp_fast import plan_rows
+
+    return plan_rows(columns, codecs, protocol_version)
 
 
 def decode_rows(buf: bytes, pos: i64, end: i64, nrows: i64,

@@ -10,7 +10,9 @@ from scalar_checks import NANOS_PER_DAY, UTC, check, dec, decode_error, enc, enc
 
 from cqlcodec import Date, Duration, Time
 from cqlcodec.codecs.base import FLAG_TZ_AWARE
-from cqlcodec.errors import EncodeTypeError, EncodeValueError
+from cqlcodec.codecs.temporal import DaysObjectDateCodec
+from cqlcodec.errors import DecodeError, EncodeTypeError, EncodeValueError
+from cqlcodec.runtime.buffers import BytesWriter
 
 # --- timestamp --------------------------------------------------------------------------------
 
@@ -113,6 +115,51 @@ def test_date_inputs_and_errors() -> None:
     encode_error("date", 2**31, EncodeTypeError, "Date")
     for bad in (True, "2024-05-17", 1.0, None, datetime.time(1)):
         encode_error("date", bad, EncodeTypeError)
+
+
+class _Days:
+    """A value class as the drivers' Date is: the days in one slot, set by __init__."""
+
+    __slots__ = ("days_from_epoch",)
+
+    def __init__(self, days: int) -> None:
+        self.days_from_epoch = days
+
+
+@pytest.mark.parametrize(("days", "hexed"), [
+    (0, "80000000"), (-1, "7fffffff"), (19860, "80004d94"), (-719163, "7ff506c5"),
+    (2932897, "802cc0a1"), (-(2**31), "00000000"), (2**31 - 1, "ffffffff"),
+])
+def test_date_into_a_days_class(days: int, hexed: str) -> None:
+    """DaysObjectDateCodec: every int32 day count becomes the object the class makes
+    from it, without its __init__; it encodes such objects and what DateCodec encodes."""
+    c = DaysObjectDateCodec(_Days, "days_from_epoch")
+    data = bytes.fromhex(hexed)
+    value = c.decode(b"\x00" + data + b"\x00", 1, 4)
+    assert type(value) is _Days and value.days_from_epoch == days
+    assert c.encode(value) == data == c.encode(_Days(days))
+    w = BytesWriter()
+    c.encode_into(w, value)
+    assert w.getvalue() == data
+    if -719162 <= days <= 2932896:
+        assert c.encode(datetime.date(1970, 1, 1) + datetime.timedelta(days=days)) == data
+    assert c.encode(Date(days)) == data
+    assert c.decode(b"", 0, 0) is None
+
+
+def test_date_into_a_days_class_errors() -> None:
+    c = DaysObjectDateCodec(_Days, "days_from_epoch")
+    for width in (3, 5):
+        with pytest.raises(DecodeError, match="date") as info:
+            c.decode(b"\x00" * 9, 2, width)
+        assert info.value.offset == 2
+    for days in (2**31, -(2**31) - 1):
+        with pytest.raises(EncodeValueError, match="int32"):
+            c.encode(_Days(days))
+    with pytest.raises(EncodeValueError):
+        c.encode(_Days(True))
+    with pytest.raises(EncodeTypeError):
+        c.encode(19860)
 
 
 # --- time -------------------------------------------------------------------------------------
