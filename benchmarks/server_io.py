@@ -23,7 +23,9 @@ acsylla, scyllapy, rsylla, all on protocol v4) in the same run: the 20,000 vecto
 numpy and the mixed rows into pandas (cqlcodec ``execute_columns`` with its connection
 class on v4 and v5), and plain rows (the driver's, with ``install()``, on v5, against
 rsylla's). It prints the ratios with the targets of issue 32; a peer that is not
-installed or cannot do a read gets a cell saying so.
+installed or cannot do a read gets a cell saying so. It also reads the driver's own rows
+end to end in driver mode (10,000 mixed rows, 2,000 vector rows, ``--protocol``) with the
+driver alone, with ``install()`` and with ``install(connection=False)``.
 
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
@@ -70,11 +72,17 @@ AIO_REQUESTS = 1000
 AIO_REQUEST_CASES = ["aio run_in_executor + sync execute_columns", "aio acsylla execute",
                      "aio execute_columns", "aio floor: send_columnar + a callback"]
 AIO = [*AIO_REQUEST_CASES[:3], "scan sync to_arrow", "scan aio to_arrow", "scan aio with a loop-lag probe"]
+# driver mode end to end (issue 32: never slower than the driver, cqlcodec's connection
+# class on and off): the driver's own rows of DRIVER_MODE_ROWS[what] rows, read by the driver
+# alone, with install() and with install(connection=False), on --protocol
+DRIVER_MODE_ROWS = {"mixed": 10_000, "vectors": 2_000}
+DRIVER_MODE = [f"driver mode {what} {mode}" for what in DRIVER_MODE_ROWS
+               for mode in ("driver", "install", "install-no-class")]
 # the native clients against cqlcodec (issue 32's targets)
 PEER_NAMES = ("acsylla", "scyllapy", "rsylla")
 PEERS = ([f"readpath vectors v{v} cqlcodec" for v in (4, 5)] + [f"peer vectors {p}" for p in PEER_NAMES]
          + [f"readpath mixed v{v} cqlcodec" for v in (4, 5)] + [f"peer mixed {p}" for p in PEER_NAMES]
-         + ["rows driver install v5", "peer rows rsylla"])
+         + ["rows driver install v5", "peer rows rsylla"] + DRIVER_MODE)
 PEER_TARGETS = [  # (what, cqlcodec case, other case, ratio at most)
     ("vectors v5/v4", "readpath vectors v5 cqlcodec", "readpath vectors v4 cqlcodec", 1.1),
     ("mixed -> pandas v5/v4", "readpath mixed v5 cqlcodec", "readpath mixed v4 cqlcodec", 1.1),
@@ -85,6 +93,9 @@ PEER_TARGETS = [  # (what, cqlcodec case, other case, ratio at most)
     ("mixed -> pandas, v5 / scyllapy", "readpath mixed v5 cqlcodec", "peer mixed scyllapy", None),
     ("mixed -> pandas, v5 / rsylla", "readpath mixed v5 cqlcodec", "peer mixed rsylla", None),
     ("rows, install() v5 / rsylla", "rows driver install v5", "peer rows rsylla", 1.0),
+    *[(f"{what} {DRIVER_MODE_ROWS[what]:,}, {mode} / driver", f"driver mode {what} {mode}",
+       f"driver mode {what} driver", 1.0)
+      for what in DRIVER_MODE_ROWS for mode in ("install", "install-no-class")],
 ]
 RATIOS = [("aio run_in_executor + sync execute_columns", "aio execute_columns"),
           ("aio acsylla execute", "aio execute_columns"),
@@ -116,12 +127,15 @@ def _connect(args: argparse.Namespace, keyspace: str | None = KEYSPACE) -> tuple
         reactor = drv.connection_class() if conn == "cqlcodec" else reactor
     if args.case == "rows driver install v5":
         protocol = 5
+    mode = args.case.rsplit(" ", 1)[-1] if args.case.startswith("driver mode") else ""
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
     cluster = Cluster([args.host], port=args.port, protocol_version=protocol,
                       execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=30,
                       connection_class=reactor)
     if args.case == "rows driver install v5":
         drv.install(cluster)  # its connection class too
+    elif mode in ("install", "install-no-class"):
+        drv.install(cluster, connection=mode == "install")
     return cluster, cluster.connect(keyspace)
 
 
@@ -218,6 +232,13 @@ def _run_case(case: str, args: argparse.Namespace, session: Any) -> Any:
         from cassandra.query import SimpleStatement
 
         return list(session.execute(SimpleStatement(query, fetch_size=FETCH_SIZE)))
+    if case.startswith("driver mode"):
+        from cassandra.query import SimpleStatement
+
+        what = case.split()[2]
+        limit = DRIVER_MODE_ROWS[what]
+        read = f"SELECT k, v FROM emb_read LIMIT {limit}" if what == "vectors" else f"{query} LIMIT {limit}"
+        return list(session.execute(SimpleStatement(read, fetch_size=FETCH_SIZE)))
     if case == "read driver + polars":
         import polars
         from cassandra.query import SimpleStatement
