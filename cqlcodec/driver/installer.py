@@ -395,10 +395,11 @@ _DRIVER_DATE_CODEC: Final = _driver_date_codec()
 def _with_driver_values(desc: RowsDesc, converters: list[Converter | None]) -> RowsDesc:
     """``desc`` with its (unencrypted) date columns decoded straight into the driver's
     ``Date``; their ``converters`` become None. ``desc`` itself where there are none."""
+    if _DRIVER_DATE_CODEC is None:
+        return desc
     codecs = list(desc.codecs)
     for i, codec in enumerate(codecs):
-        if (_DRIVER_DATE_CODEC is not None and type(codec) is DateCodec
-                and converters[i] is _date_out):
+        if type(codec) is DateCodec and converters[i] is _date_out:
             codecs[i] = _DRIVER_DATE_CODEC
             converters[i] = None
     return desc if codecs == desc.codecs else with_codecs(desc, tuple(codecs))
@@ -785,7 +786,7 @@ class _ResultPlan:
     """Everything reused for the rows of one result metadata (a prepared statement's,
     or the same columns and types sent inline again)."""
 
-    __slots__ = ("metadata", "protocol_version", "policy", "prepared", "desc", "converters",
+    __slots__ = ("metadata", "protocol_version", "policy", "desc", "converters",
                  "driver_reason", "empty_classes")
 
     def __init__(self, metadata: list[RowMetadata], protocol_version: int,
@@ -793,8 +794,7 @@ class _ResultPlan:
         self.metadata = metadata
         self.protocol_version = protocol_version
         self.policy = policy
-        self.prepared: cqlcodec.Prepared | None = None
-        self.desc: RowsDesc | None = None  # how the rows are decoded, with prepared
+        self.desc: RowsDesc | None = None  # how the rows are decoded (None: by the driver)
         self.converters: list[Converter | None] = []
         # why these rows go the driver's way whatever the message (else None)
         self.driver_reason, self.empty_classes = _columns_route(metadata, policy)
@@ -815,7 +815,6 @@ class _ResultPlan:
             self.desc = _with_driver_values(
                 prepared.rows_desc(protocol_version, prepared.column_encryption_policy, flags),
                 self.converters)
-            self.prepared = prepared
         except Exception as exc:  # a type cqlcodec cannot represent (nesting, ...)
             self.driver_reason = f"cqlcodec cannot represent these columns ({exc})"
 

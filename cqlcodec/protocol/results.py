@@ -332,25 +332,15 @@ def rows_result(buf: bytes, p: i64, end: i64, desc: RowsDesc, row_factory: RowFa
     return RowsResult(desc.columns, out, paging_state, meta_flags, new_metadata_id, page)
 
 
-def decode_rows_at(buf: bytes, pos: i64, protocol_version: int, prepared: Prepared,
-                   numpy_vectors: bool = False) -> RowsResult:
+def decode_rows_with(buf: bytes, pos: i64, desc: RowsDesc) -> RowsResult:
     """Decode ``[int] rows_count`` and the rows at ``pos`` of ``buf`` (up to its end) with
-    the result columns of ``prepared``: for a caller that has read the metadata itself
-    (driver mode reads the rows where they lie in the driver's message, no copy).
+    the parse description ``desc``: for a caller that has read the metadata itself
+    (driver mode reads the rows where they lie in the driver's message, no copy, and
+    decodes some columns straight into the driver's value classes).
 
     Offsets in errors count from the start of ``buf``; the result carries no paging
     state (the caller has it from the metadata).
     """
-    if protocol_version != 4:
-        check_protocol_version(protocol_version)
-    flags = decode_flags(False, numpy_vectors) if numpy_vectors else 0
-    desc = prepared.rows_desc(protocol_version, prepared.column_encryption_policy, flags)
-    return rows_result(buf, pos, len(buf), desc, tuple_factory, None, 0, None, None)
-
-
-def decode_rows_with(buf: bytes, pos: i64, desc: RowsDesc) -> RowsResult:
-    """:func:`decode_rows_at` with a parse description the caller built (driver mode
-    decodes some columns straight into the driver's value classes)."""
     return rows_result(buf, pos, len(buf), desc, tuple_factory, None, 0, None, None)
 
 
