@@ -34,6 +34,7 @@ from cassandra.connection import (
     _Frame,
 )
 
+from cqlcodec.connection.large_bodies import FILL_FROM
 from cqlcodec.connection.lz4_segments import inflate_lz4, lz4_available
 from cqlcodec.connection.reassembler import Decompress, FrameReassembler
 from cqlcodec.errors import FramingError
@@ -56,10 +57,12 @@ class _ReadPath:
     """The methods a cqlcodec connection class puts in front of its reactor's."""
 
     in_buffer_size = READ_SIZE
+    fill_bodies_from = FILL_FROM
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         # before the reactor's __init__: its loop may read as soon as the socket is open
-        self._reassembler = FrameReassembler(ProtocolVersion.SUPPORTED_VERSIONS)
+        self._reassembler = FrameReassembler(ProtocolVersion.SUPPORTED_VERSIONS,
+                                             self.fill_bodies_from)
         super().__init__(*args, **kwargs)
 
     @property
@@ -83,8 +86,7 @@ class _ReadPath:
                 reassembler.body = b""
                 self.process_msg(frame, body)
         except FramingError as exc:
-            reassembler.raw.clear()
-            reassembler.payloads.clear()
+            reassembler.clear()
             if exc.checksum:
                 self.defunct(CrcMismatchException(str(exc), self.endpoint))
             else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from cqlcodec.connection.checksums import CRC32
+from cqlcodec.connection.large_bodies import copy_into
 
 # consumed pieces are dropped from the lists once this many have piled up in front
 _COMPACT_AFTER: Final = 64
@@ -86,6 +87,20 @@ class Pieces:
             out = b"".join(views)
         self._advance(n)
         return out
+
+    def copy_to(self, address: int, n: int) -> None:
+        """Copy the next ``n`` bytes (``n <= size``) to ``address`` (a body from
+        :func:`~cqlcodec.connection.large_bodies.new_body`) and consume them."""
+        want = n
+        i = self.head
+        while want > 0:
+            s = self.starts[i]
+            e = min(self.ends[i], s + want)
+            copy_into(address, self.bufs[i], s, e - s)
+            address += e - s
+            want -= e - s
+            i += 1
+        self._advance(n)
 
     def crc32(self, n: int, seed: int) -> int:
         """The CRC32 of the next ``n`` bytes continuing ``seed`` (zlib's, computed by zlib-ng

@@ -6,7 +6,8 @@ then a payload of at most 128 KiB with its CRC32); the frames are cut from the
 concatenated payloads, so one segment may hold many frames and one frame may span many
 segments. Each segment header is parsed once; payloads are never copied unless a
 compressed one has to be inflated; each frame body is one ``bytes`` copied once from the
-socket's buffers.
+socket's buffers. A large body (``fill_from`` bytes and more) is made when its header
+arrives and filled as the rest comes (:mod:`~cqlcodec.connection.large_bodies`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import zlib
 from collections.abc import Callable, Collection
 from typing import Final
 
+from cqlcodec.connection.large_bodies import FILL_FROM, new_body
 from cqlcodec.connection.pieces import Pieces
 from cqlcodec.errors import FramingError
 
@@ -64,8 +66,9 @@ class FrameReassembler:
     :class:`cqlcodec.errors.FramingError` (the stream cannot go on after it).
     """
 
-    def __init__(self, versions: Collection[int]) -> None:
+    def __init__(self, versions: Collection[int], fill_from: int = FILL_FROM) -> None:
         self.versions: frozenset[int] = frozenset(versions)
+        self.fill_from = fill_from
         self.raw = Pieces()
         self.payloads = Pieces()
         self.segments = False
@@ -77,19 +80,50 @@ class FrameReassembler:
         self.body = b""
         self.header_size = 0
         self._body_length = -1
+        self._filling = b""
+        self._fill_address = 0
+        self._filled = -1
+        self._fresh = 0
+        self._error: Exception | None = None
         self._segment_length = -1
         self._segment_uncompressed = -1
 
     def write(self, data: bytes) -> int:
-        """Queue bytes read from the socket (kept, not copied); returns their count."""
+        """Queue bytes read from the socket (kept, not copied); returns their count.
+
+        While a large body is being filled in place (or once that much is queued),
+        the bytes go on into it at once, so the socket's buffers are dropped as they
+        come. What goes wrong then (a malformed stream, no memory for the body) is
+        raised by the next :meth:`next_frame`, where the connection handles it: the
+        reactor that calls this method only expects socket errors from its reads."""
         n = len(data)
         self.raw.add(data, 0, n)
+        self._fresh += n
+        if self._error is None and (self._filled >= 0 or self.raw.size >= self.fill_from):
+            try:
+                self._advance()
+            except Exception as exc:  # noqa: BLE001 - raised again by next_frame
+                self._error = exc
         return n
 
     def tell(self) -> int:
-        """How many bytes read from the socket are not yet cut into segments or
-        frames (what the driver's ``_iobuf.tell()`` reports)."""
-        return self.raw.size
+        """What the driver's ``_iobuf.tell()`` reports: not 0 while bytes written since
+        the last :meth:`next_frame` wait to be cut, else how many bytes read from the
+        socket are not yet cut into segments (v5) or frames (v3/v4)."""
+        waiting = self.raw.size + self._fresh
+        if self._filled > 0 and not self.segments:
+            waiting += self._filled
+        return waiting
+
+    def clear(self) -> None:
+        """Forget everything queued and any frame begun (the stream cannot go on)."""
+        self.raw.clear()
+        self.payloads.clear()
+        self._body_length = -1
+        self._filling = b""
+        self._filled = -1
+        self._segment_length = -1
+        self._fresh = 0
 
     def getvalue(self) -> bytes:
         """The bytes read from the socket and not yet consumed (for diagnostics)."""
@@ -103,18 +137,49 @@ class FrameReassembler:
 
     def next_frame(self) -> bool:
         """Cut the next frame if all of it has arrived (True), else wait for more."""
+        if self._error is not None:
+            raise self._error
+        if not self._advance():
+            self._fresh = 0
+            return False
+        if self._filled >= 0:
+            self.body = self._filling
+            self._filling = b""
+            self._filled = -1
+        else:
+            self.body = (self.payloads if self.segments else self.raw).take(self._body_length)
+        self._body_length = -1
+        return True
+
+    def _advance(self) -> bool:
+        """Cut segments, read the next frame's header and fill a large body as far as
+        the bytes go; True when the frame at the front has all of its body."""
         while True:
             source = self.payloads if self.segments else self.raw
             if self._body_length < 0 and not (source.size and self._read_header(source)):
                 if self.segments and self._next_segment():
                     continue
                 return False
-            if source.size >= self._body_length:
-                self.body = source.take(self._body_length)
-                self._body_length = -1
+            if self._filled >= 0 or (self._body_length >= self.fill_from and self._start_fill()):
+                n = min(source.size, self._body_length - self._filled)
+                source.copy_to(self._fill_address + self._filled, n)
+                self._filled += n
+                if self._filled == self._body_length:
+                    return True
+            elif source.size >= self._body_length:
                 return True
             if not (self.segments and self._next_segment()):
                 return False
+
+    def _start_fill(self) -> bool:
+        """Make the body to fill in place (see :mod:`~cqlcodec.connection.large_bodies`);
+        False where bodies are joined instead."""
+        made = new_body(self._body_length)
+        if made is None:
+            return False
+        self._filling, self._fill_address = made
+        self._filled = 0
+        return True
 
     def _read_header(self, source: Pieces) -> bool:
         """Parse a frame header if it is all there (True); checks the version as soon

@@ -62,6 +62,13 @@ class CqlcodecSide(_Recording, connection_class(connection.Connection)):  # type
     """The same through cqlcodec's connection class."""
 
 
+class CqlcodecFillingSide(CqlcodecSide):
+    """The same with every body of 64 bytes or more filled in place as it arrives
+    (``cqlcodec.connection.large_bodies``; by default only from 1 MiB)."""
+
+    fill_bodies_from = 64
+
+
 def _stream(name: str) -> tuple[bytes, dict[str, Any]]:
     meta = json.loads((STREAMS / f"{name}.json").read_text())
     if meta["lz4"] and "lz4" not in connection.locally_supported_compressions:
@@ -136,6 +143,8 @@ def _around_driver_loss(data: bytes, meta: dict[str, Any], sizes: Sequence[int])
 
 def _same(data: bytes, meta: dict[str, Any], sizes: Sequence[int]) -> Any:
     ours = _feed(CqlcodecSide, data, meta, sizes)
+    filling = _feed(CqlcodecFillingSide, data, meta, sizes)
+    assert (filling.frames, filling.error) == (ours.frames, ours.error)
     theirs = _feed(DriverSide, data, meta, _around_driver_loss(data, meta, sizes))
     assert ours.error == theirs.error
     if ours.error is None:

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cqlcodec.connection import FrameReassembler, crc24
+from cqlcodec.connection.large_bodies import FILL_FROM
 from cqlcodec.errors import FramingError
 
 segment: Any = pytest.importorskip("cassandra.segment")
@@ -68,9 +69,9 @@ def _v5_stream(frames: list[Frame]) -> bytes:
     return out.getvalue()
 
 
-def _cut(data: bytes, segments: bool, seed: int) -> list[Frame]:
+def _cut(data: bytes, segments: bool, seed: int, fill_from: int = FILL_FROM) -> list[Frame]:
     rng = random.Random(seed)
-    r = FrameReassembler((3, 4, 5))
+    r = FrameReassembler((3, 4, 5), fill_from)
     if segments:
         r.enable_segments(None)
     got: list[Frame] = []
@@ -90,32 +91,36 @@ V4 = b"".join(_frame_bytes((4, *f[1:])) for f in FRAMES)
 V5 = _v5_stream(FRAMES)
 
 
-def test_ten_thousand_frames_v4_and_v5() -> None:
-    assert _cut(V4, False, 1) == [(4, *f[1:]) for f in FRAMES]
-    assert _cut(V5, True, 2) == FRAMES
+# 500: most bodies are filled in place as they arrive (cqlcodec.connection.large_bodies)
+@pytest.mark.parametrize("fill_from", [FILL_FROM, 500])
+def test_ten_thousand_frames_v4_and_v5(fill_from: int) -> None:
+    assert _cut(V4, False, 1, fill_from) == [(4, *f[1:]) for f in FRAMES]
+    assert _cut(V5, True, 2, fill_from) == FRAMES
 
 
-def test_ten_thousand_frames_leave_nothing_behind() -> None:
-    _cut(V5, True, 3)
-    _cut(V4, False, 3)
+@pytest.mark.parametrize("fill_from", [FILL_FROM, 500])
+def test_ten_thousand_frames_leave_nothing_behind(fill_from: int) -> None:
+    _cut(V5, True, 3, fill_from)
+    _cut(V4, False, 3, fill_from)
     gc.collect()
     before = sys.getallocatedblocks()
-    _cut(V5, True, 4)
-    _cut(V4, False, 4)
+    _cut(V5, True, 4, fill_from)
+    _cut(V4, False, 4, fill_from)
     gc.collect()
     grown = sys.getallocatedblocks() - before
     assert grown < 200, f"{grown} blocks left behind by 20,000 frames"
 
 
-def test_four_threads_cut_the_same_frames() -> None:
-    expected = {seed: _cut(V5, True, seed) for seed in range(4)}
+@pytest.mark.parametrize("fill_from", [FILL_FROM, 500])
+def test_four_threads_cut_the_same_frames(fill_from: int) -> None:
+    expected = {seed: _cut(V5, True, seed, fill_from) for seed in range(4)}
     results: dict[int, list[Frame]] = {}
     barrier = threading.Barrier(4)
     interval = sys.getswitchinterval()
 
     def work(seed: int) -> None:
         barrier.wait()
-        results[seed] = _cut(V5, True, seed)
+        results[seed] = _cut(V5, True, seed, fill_from)
 
     sys.setswitchinterval(1e-6)
     try:

@@ -397,12 +397,14 @@ def _ref_segment(payload: bytes, self_contained: bool) -> bytes:
             + payload + crc32.to_bytes(4, "little"))
 
 
-def _reassemble(data: bytes, sizes: list[int], segments: bool) -> tuple[list[tuple[Any, ...]], str]:
-    """Frames cut from ``data`` fed in chunks of ``sizes`` (then 64 KiB), and the error."""
+def _reassemble(data: bytes, sizes: list[int], segments: bool,
+                fill_from: int = 1 << 20) -> tuple[list[tuple[Any, ...]], str]:
+    """Frames cut from ``data`` fed in chunks of ``sizes`` (then 64 KiB), and the error;
+    bodies of ``fill_from`` bytes and more are filled in place as they arrive."""
     from cqlcodec.connection import FrameReassembler
     from cqlcodec.errors import FramingError
 
-    r = FrameReassembler((3, 4, 5))
+    r = FrameReassembler((3, 4, 5), fill_from)
     if segments:
         r.enable_segments(None)
     out: list[tuple[Any, ...]] = []
@@ -457,9 +459,11 @@ def case_reassembler(engine: Engine, rng: random.Random) -> None:
             return ("wrong-frames", f"{len(whole[0])} of {len(frames)} frames, error {whole[1]!r}")
         return None
 
+    fill_from = rng.choice([1, 300, 1 << 20])
     engine.run("reassembler", {"api": "FrameReassembler", "version": version,
-                               "data": broken[:4096].hex(), "sizes": sizes[:40]},
-               len(broken), lambda: _reassemble(broken, sizes, version == 5), same)
+                               "data": broken[:4096].hex(), "sizes": sizes[:40],
+                               "fill_from": fill_from},
+               len(broken), lambda: _reassemble(broken, sizes, version == 5, fill_from), same)
 
 
 # --------------------------------------------------------------------------- versions and nesting
