@@ -5,7 +5,8 @@ polars, with ``cqlcodec.driver.execute_columns`` and with the driver's
 ``list(session.execute(...))`` + DataFrame; inserts ``--rows`` rows of
 ``(int, vector<float, 768>)`` from a numpy matrix with ``insert_columns`` and with the
 driver's ``execute_concurrent_with_args`` binding each row. Every measurement runs in a
-fresh child process (after its imports and connection): client process CPU time, wall
+fresh child process (after its imports and connection, and a collection of the cyclic
+GC, as ``harness.py`` does before every timing): client process CPU time, wall
 time, peak RSS (``ru_maxrss``) and its growth during the measurement, and the CPU of
 each client thread (the caller, the driver's event loop). Medians of ``--runs``
 interleaved runs; ``--profile`` adds a cProfile of the caller thread of each case.
@@ -36,6 +37,7 @@ import argparse
 import asyncio
 import cProfile
 import functools
+import gc
 import importlib.util
 import io
 import json
@@ -442,6 +444,10 @@ def _peer_child(args: argparse.Namespace) -> None:
 
 def _measure(case: str, args: argparse.Namespace, read: Callable[[], Any]) -> dict[str, Any]:
     """Client CPU (getrusage user+sys of this process), wall time, RSS and thread CPU of ``read()``."""
+    # The imports and the connection leave the collector's counters where any next
+    # allocation may start a full collection of their ~95,000 objects (30-90 ms here):
+    # measured, it landed in one case's window and not in another's by chance.
+    gc.collect()
     threads0 = _thread_cpu()
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     profiler = cProfile.Profile() if args.profile else None
