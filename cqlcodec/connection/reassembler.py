@@ -87,6 +87,9 @@ class FrameReassembler:
         self._error: Exception | None = None
         self._segment_length = -1
         self._segment_uncompressed = -1
+        # bytes of the segment under way already copied into the body, and their CRC32
+        self._streamed = 0
+        self._segment_crc = CRC32_SEED
 
     def write(self, data: bytes) -> int:
         """Queue bytes read from the socket (kept, not copied); returns their count.
@@ -110,7 +113,7 @@ class FrameReassembler:
         """What the driver's ``_iobuf.tell()`` reports: not 0 while bytes written since
         the last :meth:`next_frame` wait to be cut, else how many bytes read from the
         socket are not yet cut into segments (v5) or frames (v3/v4)."""
-        waiting = self.raw.size + self._fresh
+        waiting = self.raw.size + self._fresh + self._streamed
         if self._filled > 0 and not self.segments:
             waiting += self._filled
         return waiting
@@ -123,6 +126,8 @@ class FrameReassembler:
         self._filling = b""
         self._filled = -1
         self._segment_length = -1
+        self._streamed = 0
+        self._segment_crc = CRC32_SEED
         self._fresh = 0
 
     def getvalue(self) -> bytes:
@@ -164,12 +169,33 @@ class FrameReassembler:
                 n = min(source.size, self._body_length - self._filled)
                 source.copy_to(self._fill_address + self._filled, n)
                 self._filled += n
-                if self._filled == self._body_length:
+                if self._filled == self._body_length and self._streamed == 0:
                     return True
             elif source.size >= self._body_length:
                 return True
-            if not (self.segments and self._next_segment()):
+            if not self.segments:
                 return False
+            if self._next_segment():
+                continue
+            if self._filled >= 0:
+                self._stream_segment()
+            return False
+
+    def _stream_segment(self) -> None:
+        """Copy what has arrived of the segment under way into the body being filled,
+        its CRC32 carried on, so that the socket's buffers go as they come. The frame is
+        not whole until the segment's checksum has been checked (:meth:`_next_segment`)."""
+        if self._segment_length < 0 or self.payloads.size or (
+                self.decompress is not None and self._segment_uncompressed > 0):
+            return  # no header yet, verified bytes first, or a payload to inflate whole
+        raw = self.raw
+        n = min(raw.size, self._segment_length - self._streamed,
+                self._body_length - self._filled)
+        if n > 0:
+            self._segment_crc = raw.crc32(n, self._segment_crc)
+            raw.copy_to(self._fill_address + self._filled, n)
+            self._filled += n
+            self._streamed += n
 
     def _start_fill(self) -> bool:
         """Make the body to fill in place (see :mod:`~cqlcodec.connection.large_bodies`);
@@ -235,10 +261,10 @@ class FrameReassembler:
             self._segment_length = value & MAX_PAYLOAD
             self._segment_uncompressed = (value >> 17) & MAX_PAYLOAD \
                 if decompress is not None else -1
-        length = self._segment_length
+        length = self._segment_length - self._streamed
         if raw.size < length + 4:
             return False
-        actual = raw.crc32(length, CRC32_SEED) & 0xFFFFFFFF
+        actual = raw.crc32(length, self._segment_crc) & 0xFFFFFFFF
         if decompress is not None and self._segment_uncompressed > 0:
             payload = raw.take(length)
             trailer = raw.take(4)
@@ -254,4 +280,6 @@ class FrameReassembler:
             inflated = decompress(payload, self._segment_uncompressed)
             self.payloads.add(inflated, 0, len(inflated))
         self._segment_length = -1
+        self._streamed = 0
+        self._segment_crc = CRC32_SEED
         return True
