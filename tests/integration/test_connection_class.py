@@ -16,6 +16,7 @@ from cassandra.cluster import Cluster, NoHostAvailable
 
 import cqlcodec.driver
 from cqlcodec.connection.driver_class import ON_BY_DEFAULT, is_cqlcodec_class
+from cqlcodec.connection.large_bodies import FILL_FROM
 
 from .conftest import _host_port, new_cluster
 from .faultproxy import FaultProxy
@@ -30,6 +31,8 @@ except (ImportError, DependencyException):  # Python 3.12+ without the pyasyncor
     pass
 # 300 KiB that lz4 cannot shrink: one frame over three v5 segments, compressed or not
 BLOB = random.Random(32).randbytes(300 * 1024)
+# the four rows come back in one frame large enough to be filled in place as it arrives
+assert 4 * (len(BLOB) - 3) > FILL_FROM
 
 
 @pytest.fixture(scope="module")
