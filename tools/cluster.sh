@@ -26,7 +26,11 @@ export CASS_HEAP="${CASS_HEAP:-512M}"
 
 node() { # N command: tools/cassandra.sh for node N
   local n=$1; shift
-  CASS_ADDRESS="127.0.0.$n" CASS_CQL_PORT="$CLUSTER_CQL_PORT" \
+  # a joining node looks for the seed in its gossip once the ring delay is over (1 s in
+  # tools/cassandra.sh, for one node): on 2 busy cores the first exchange can take longer
+  local extra="${CASS_EXTRA_JVM_OPTS:-}"
+  if (( n > 1 )); then extra="-Dcassandra.ring_delay_ms=5000 $extra"; fi
+  CASS_EXTRA_JVM_OPTS="$extra" CASS_ADDRESS="127.0.0.$n" CASS_CQL_PORT="$CLUSTER_CQL_PORT" \
     CASS_STORAGE_PORT="$CLUSTER_STORAGE_PORT" CASS_JMX_PORT="$((CLUSTER_JMX_BASE + n))" \
     CASS_SEEDS="127.0.0.1:$CLUSTER_STORAGE_PORT" CASS_NUM_TOKENS="$CLUSTER_NUM_TOKENS" \
     CASS_RUN_DIR="$CLUSTER_DIR/node$n" CASS_CLEAN="${CLUSTER_CLEAN:-0}" \
@@ -38,12 +42,13 @@ case "${1:-start}" in
     for n in $(seq 1 "$CLUSTER_NODES"); do
       echo "[cluster.sh] node $n (127.0.0.$n)" >&2
       # a node that joins while the seed's gossip is still settling can give up ("Unable
-      # to contact any seeds"); it is started again once
-      if ! node "$n" start >/dev/null; then
-        echo "[cluster.sh] node $n did not start; trying once more" >&2
-        sleep 5
-        node "$n" start >/dev/null
-      fi
+      # to contact any seeds"): it is started again, twice at most
+      for attempt in 1 2 3; do
+        if node "$n" start >/dev/null; then break; fi
+        if (( attempt == 3 )); then exit 1; fi
+        echo "[cluster.sh] node $n did not start; trying again" >&2
+        sleep 10
+      done
     done
     echo "[cluster.sh] $CLUSTER_NODES nodes up: CQLCODEC_CLUSTER=127.0.0.1:$CLUSTER_CQL_PORT" >&2 ;;
   stop)

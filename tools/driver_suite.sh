@@ -22,6 +22,8 @@
 #   DRIVER_SUITE_TIMEOUT   seconds per test (pytest-timeout) [120]
 #   DRIVER_SUITE_RESET     1: drop every user keyspace before each run (0: keep them) [1]
 #   EVENT_LOOP_MANAGER     the driver's test reactor: libev, asyncio, asyncore [libev]
+#   CQLCODEC_DRIVER_SUITE_FILL_FROM  bodies of this many bytes and more filled in place as they
+#                          arrive (cqlcodec.connection.large_bodies) [its default, 1 MiB]
 # The tests connect to Cassandra on 127.0.0.1:9042 (USE_CASS_EXTERNAL=1), for example
 #   CASS_CQL_PORT=9042 CASS_STORAGE_PORT=27500 CASS_JMX_PORT=27599 tools/cassandra.sh start
 set -euo pipefail
