@@ -34,7 +34,6 @@ FILL_FROM: Final = 1 << 20
 _HUGE_PAGE: Final = 1 << 21
 
 
-
 def _advise_huge() -> Callable[[int, int], None] | None:
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
     if advice is None or not sys.platform.startswith("linux"):
