@@ -6,28 +6,18 @@ only the tests and the leak tool).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
 import zipfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "wheels.py"
+from tool_scripts import load_tool_script
 
 
 @pytest.fixture(scope="module")
 def wheels() -> ModuleType:
-    if not SCRIPT.is_file():
-        pytest.skip("tools/wheels.py is not next to the tests")
-    spec = importlib.util.spec_from_file_location("release_wheels", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_tool_script("wheels.py", "release_wheels")
 
 
 @pytest.mark.parametrize("name", ["cc", "gcc", "gcc-12", "c++", "g++-12", "cpp", "clang", "clang-15",

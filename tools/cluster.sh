@@ -3,7 +3,8 @@
 # each node a tools/cassandra.sh node; for the multi-node tests (nox -s cluster).
 #
 #   tools/cluster.sh [start]      start the nodes one after another (each joins the ring
-#                                 before the next starts); idempotent
+#                                 before the next starts); idempotent; when a node fails
+#                                 three tries, the nodes started are stopped again
 #   tools/cluster.sh stop         stop every node
 #   tools/cluster.sh status       print "node address pid" per node that is up; exit 1 unless all are
 #   tools/cluster.sh start-node N start node N (1-based) again
@@ -45,7 +46,12 @@ case "${1:-start}" in
       # to contact any seeds"): it is started again, twice at most
       for attempt in 1 2 3; do
         if node "$n" start >/dev/null; then break; fi
-        if (( attempt == 3 )); then exit 1; fi
+        if (( attempt == 3 )); then
+          # a half-started cluster is of no use and holds memory and ports: stop what started
+          echo "[cluster.sh] node $n did not start three times; stopping nodes 1-$n" >&2
+          for m in $(seq "$n" -1 1); do node "$m" stop || true; done
+          exit 1
+        fi
         echo "[cluster.sh] node $n did not start; trying again" >&2
         sleep 10
       done

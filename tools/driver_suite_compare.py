@@ -3,7 +3,7 @@
 Reads ``v<protocol>-driver.xml`` and ``v<protocol>-cqlcodec.xml`` (pytest junit files) from
 the folder given, prints the passed/failed/skipped counts of each run and the tests whose
 outcome differs, and exits 1 when a test passes with the driver's class and not with
-cqlcodec's.
+cqlcodec's, or when there is nothing to compare (a run missing, or one that ran no test).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def compare(folder: Path) -> int:
     """Print the comparison of every protocol in ``folder``; the number of regressions."""
     regressions = 0
     driver_files = sorted(folder.glob("v*-driver.xml"))
-    if not driver_files:
-        print(f"no run with the driver's class in {folder}: nothing compared")
+    if not driver_files:  # a run that stopped before its tests (a plugin or import error)
+        print(f"no run with the driver's class in {folder}: nothing compared (see the logs)")
+        return 1
     for driver_file in driver_files:
         protocol = driver_file.name.split("-")[0]
         cqlcodec_file = folder / f"{protocol}-cqlcodec.xml"
@@ -49,6 +50,10 @@ def compare(folder: Path) -> int:
             regressions += 1
             continue
         driver, cqlcodec = outcomes(driver_file), outcomes(cqlcodec_file)
+        if not driver or not cqlcodec:
+            print(f"{protocol}: a run without any test (see its log): nothing compared")
+            regressions += 1
+            continue
         print(f"protocol {protocol}: driver's class:   {counts(driver)}")
         print(f"protocol {protocol}: cqlcodec's class: {counts(cqlcodec)}")
         for test_id in sorted(driver.keys() | cqlcodec.keys()):

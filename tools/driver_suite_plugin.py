@@ -32,6 +32,8 @@ CCM_MODULES = {"ccmlib.dse_cluster": "ccmlib.dse.dse_cluster",
                "ccmlib.hcd_cluster": "ccmlib.hcd.hcd_cluster"}
 MODE = os.environ.get("CQLCODEC_DRIVER_SUITE_CLASS", "driver")
 opened = [0]
+# frames handed on by the cqlcodec classes, and those with bodies of fill_bodies_from or more
+frames = [0, 0]
 
 
 def _cqlcodec_class(module_name: str, class_name: str) -> type[Any]:
@@ -49,6 +51,15 @@ def _cqlcodec_class(module_name: str, class_name: str) -> type[Any]:
     fill_from = os.environ.get("CQLCODEC_DRIVER_SUITE_FILL_FROM")
     if fill_from:  # bodies this large and larger filled in place (1 MiB unless told)
         made.fill_bodies_from = int(fill_from)
+    original_process_msg = made.process_msg
+
+    def counting_process_msg(self: Any, header: Any, body: bytes) -> Any:
+        frames[0] += 1
+        if len(body) >= self.fill_bodies_from:
+            frames[1] += 1
+        return original_process_msg(self, header, body)
+
+    made.process_msg = counting_process_msg
     setattr(module, class_name, made)
     return made
 
@@ -148,6 +159,11 @@ def pytest_report_header() -> list[str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say how many connections the cqlcodec class opened."""
+    """Say how many connections and frames the cqlcodec classes read, and how many were filled."""
     if SWITCHED is not None:
-        terminalreporter.write_line(f"cqlcodec connection class: {opened[0]} connections opened")
+        from cqlcodec.connection.large_bodies import fills_in_place
+
+        terminalreporter.write_line(
+            f"cqlcodec connection class: {opened[0]} connections opened, {frames[0]} frames"
+            f" read, {frames[1]} of them with bodies of {SWITCHED.fill_bodies_from} bytes or"
+            f" more (filled in place as they arrived: {fills_in_place()})")
