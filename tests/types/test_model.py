@@ -193,7 +193,10 @@ def test_accessors() -> None:
     v = vector_of(FLOAT, 3)
     assert v.dimension == 3 and v.subtypes == (FLOAT,) and INT.dimension == 0
     assert custom_type("org.example.Foo").name == "org.example.Foo"
-    assert frozen(reversed_type(list_of(INT))).unwrapped() is list_of(INT)
+    # equal, not always the same object: the bounded intern table may have dropped the
+    # list<int> that an interned reversed<list<int>> holds (test_interning_is_bounded fills it)
+    unwrapped = frozen(reversed_type(list_of(INT))).unwrapped()
+    assert unwrapped == list_of(INT) and unwrapped.kind == kinds.LIST
     assert INT.unwrapped() is INT
 
 
