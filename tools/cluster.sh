@@ -38,6 +38,10 @@ node() { # N command: tools/cassandra.sh for node N
     bash "$here/tools/cassandra.sh" "$@"
 }
 
+stop_nodes() { # N: stop nodes N..1 (a node not running is fine)
+  for m in $(seq "$1" -1 1); do node "$m" stop; done
+}
+
 case "${1:-start}" in
   start)
     for n in $(seq 1 "$CLUSTER_NODES"); do
@@ -49,7 +53,7 @@ case "${1:-start}" in
         if (( attempt == 3 )); then
           # a half-started cluster is of no use and holds memory and ports: stop what started
           echo "[cluster.sh] node $n did not start three times; stopping nodes 1-$n" >&2
-          for m in $(seq "$n" -1 1); do node "$m" stop || true; done
+          stop_nodes "$n" || true
           exit 1
         fi
         echo "[cluster.sh] node $n did not start; trying again" >&2
@@ -58,7 +62,7 @@ case "${1:-start}" in
     done
     echo "[cluster.sh] $CLUSTER_NODES nodes up: CQLCODEC_CLUSTER=127.0.0.1:$CLUSTER_CQL_PORT" >&2 ;;
   stop)
-    for n in $(seq "$CLUSTER_NODES" -1 1); do node "$n" stop; done ;;
+    stop_nodes "$CLUSTER_NODES" ;;
   status)
     up=0
     for n in $(seq 1 "$CLUSTER_NODES"); do
