@@ -41,6 +41,7 @@ from cqlcodec.driver.arrow_io import (
     without_extensions,
     write_arrow,
 )
+from cqlcodec.driver.columns import check_nulls
 from cqlcodec.driver.connect import Connect, session_for
 from cqlcodec.driver.partitions import estimates_usable, fallback_split_count
 from cqlcodec.driver.splits import TokenSplit, default_split_count, plan_splits
@@ -171,7 +172,8 @@ class _PartitionWriter:
 
 def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
              concurrency: int = 64, chunk_rows: int = 4096, batch_by_partition: bool = False,
-             raise_on_error: bool = True, retry_timeout: float | None = None) -> WriteResult:
+             raise_on_error: bool = True, retry_timeout: float | None = None,
+             nulls: str = "unset") -> WriteResult:
     """Write every row of the Dask DataFrame ``ddf`` into ``table`` (its columns by
     name; the partition key columns must be among them), each partition by a worker
     with :func:`cqlcodec.driver.insert_columns` (``concurrency``, ``chunk_rows``,
@@ -181,15 +183,17 @@ def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
     every partition was tried. Unknown columns are refused before anything is written.
     Rows that failed for a passing reason (a timeout, a node down, a lost connection) are
     written again until ``retry_timeout`` seconds (default 120) pass without a row
-    written (:func:`cqlcodec.driver.arrow_io.write_arrow`).
+    written (:func:`cqlcodec.driver.arrow_io.write_arrow`). ``nulls`` as for
+    :func:`cqlcodec.driver.insert_columns`: by default a null writes no tombstone.
     """
+    check_nulls(nulls)
     spec = Connect.of(connect)
     session = session_for(spec)
     ref = resolve_table(session, table)
     insert_query(ref, list(ddf.columns))  # checks the columns here, before any task
     writer = _PartitionWriter(spec, ref, {"concurrency": concurrency, "chunk_rows": chunk_rows,
                                           "batch_by_partition": batch_by_partition,
-                                          "retry_timeout": retry_timeout})
+                                          "retry_timeout": retry_timeout, "nulls": nulls})
     meta = pandas.DataFrame({"rows": pandas.Series([], dtype="int64"),
                              "result": pandas.Series([], dtype=object)})
     parts = ddf.map_partitions(writer, meta=meta, enforce_metadata=False,

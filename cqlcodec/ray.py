@@ -45,6 +45,7 @@ from cqlcodec.driver.arrow_io import (
     resolve_table,
     write_arrow,
 )
+from cqlcodec.driver.columns import check_nulls
 from cqlcodec.driver.connect import Connect, session_for
 from cqlcodec.driver.partitions import estimates_usable, even_groups
 from cqlcodec.driver.splits import TokenSplit, plan_splits
@@ -196,17 +197,19 @@ class CassandraDatasink(Datasink):  # type: ignore[misc]
     :class:`WriteError` is raised when rows failed. Rows that failed for a passing reason
     (a timeout, a node down, a lost connection) are written again until
     ``retry_timeout`` seconds (default 120) pass without a row written
-    (:func:`cqlcodec.driver.arrow_io.write_arrow`)."""
+    (:func:`cqlcodec.driver.arrow_io.write_arrow`). ``nulls`` as for
+    :func:`cqlcodec.driver.insert_columns`: by default a null writes no tombstone."""
 
     def __init__(self, connect: Connect | Mapping[str, Any], table: str, *,
                  concurrency: int = 64, chunk_rows: int = 4096,
                  batch_by_partition: bool = False, raise_on_error: bool = True,
-                 retry_timeout: float | None = None) -> None:
+                 retry_timeout: float | None = None, nulls: str = "unset") -> None:
+        check_nulls(nulls)
         self.connect = Connect.of(connect)
         self.ref = resolve_table(session_for(self.connect), table)
         self.options: dict[str, Any] = {"concurrency": concurrency, "chunk_rows": chunk_rows,
                                          "batch_by_partition": batch_by_partition,
-                                         "retry_timeout": retry_timeout}
+                                         "retry_timeout": retry_timeout, "nulls": nulls}
         self.raise_on_error = raise_on_error
         self.result: WriteResult | None = None
 
@@ -243,16 +246,17 @@ class CassandraDatasink(Datasink):  # type: ignore[misc]
 def write_table(dataset: Any, connect: Connect | Mapping[str, Any], table: str, *,
                 concurrency: int = 64, chunk_rows: int = 4096, batch_by_partition: bool = False,
                 raise_on_error: bool = True, retry_timeout: float | None = None,
-                ray_remote_args: dict[str, Any] | None = None) -> WriteResult:
+                ray_remote_args: dict[str, Any] | None = None,
+                nulls: str = "unset") -> WriteResult:
     """Write every row of the ``ray.data.Dataset`` into ``table`` (columns by name;
     the partition key columns must be among them) through a :class:`CassandraDatasink`
     and return the merged :class:`cqlcodec.driver.arrow_io.WriteResult`. Failed rows
     are reported by block (``partition`` = task index x 1,000,000 + block within the
     task) and row; with ``raise_on_error`` :class:`WriteError` is raised after all
-    blocks were tried. ``retry_timeout`` as for :class:`CassandraDatasink`."""
+    blocks were tried. ``retry_timeout`` and ``nulls`` as for :class:`CassandraDatasink`."""
     sink = CassandraDatasink(connect, table, concurrency=concurrency, chunk_rows=chunk_rows,
                              batch_by_partition=batch_by_partition, raise_on_error=False,
-                             retry_timeout=retry_timeout)
+                             retry_timeout=retry_timeout, nulls=nulls)
     dataset.write_datasink(sink, ray_remote_args=ray_remote_args)
     result = sink.result if sink.result is not None else WriteResult(0)
     if result.failures and raise_on_error:

@@ -319,3 +319,22 @@ def test_a_decoded_batch_binds_back() -> None:
     batch = cqlcodec.decode_columns(body, 4)
     again = p.bind_columnar(batch)
     assert [b.values for b in again] == [b.values for b in bound]
+
+
+def test_nulls_bind_as_unset_outside_the_partition_key() -> None:
+    """With nulls_unset a null is UNSET (bulk columns and value by value); the partition
+    key's null stays null (no routing key); everything else is as bind gives it."""
+    from cqlcodec.columnar.bind import ColumnarBinder
+
+    p = prepared([("k", "int"), ("b", "bigint"), ("t", "text"), ("l", "list<int>")])
+    columns = {"k": [1, None, 3], "b": np.ma.MaskedArray([1, 2, 3], mask=[False, True, False]),
+               "t": ["x", None, ""], "l": [None, [1], []]}
+    plain = ColumnarBinder(p, columns).bind_rows(0, 3)
+    unset = ColumnarBinder(p, columns, nulls_unset=True).bind_rows(0, 3)
+    for a, b in zip(plain, unset):
+        assert [cqlcodec.UNSET if v is None and i else v for i, v in enumerate(a.values)] \
+            == list(b.values)
+    assert unset[1].values[0] is None and unset[1].values[1] is cqlcodec.UNSET
+    assert unset[2].values[2] == b"" and unset[0].values[3] is cqlcodec.UNSET
+    with pytest.raises(ValueError, match="protocol v3 has no UNSET"):
+        ColumnarBinder(prepared([("k", "int")], protocol_version=3), {"k": [1]}, True)

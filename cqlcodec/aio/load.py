@@ -110,7 +110,8 @@ async def insert_columns(session: Session, prepared_statement: PreparedStatement
                          batch_by_partition: bool = False, batch_by_replica: bool = False,
                          batch_bytes: int = 5 * 1024, chunk_rows: int = 4096,
                          raise_on_error: bool = True,
-                         execution_profile: object = EXEC_PROFILE_DEFAULT) -> InsertResult:
+                         execution_profile: object = EXEC_PROFILE_DEFAULT,
+                         nulls: str = "unset") -> InsertResult:
     """:func:`cqlcodec.driver.insert_columns` awaited: the same arguments, result and
     errors (:class:`~cqlcodec.driver.InsertError`, :class:`cqlcodec.BindError`); rows are
     bound off the loop and sent from it."""
@@ -118,7 +119,7 @@ async def insert_columns(session: Session, prepared_statement: PreparedStatement
         session, prepared_statement, columns, concurrency=concurrency,
         batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
         batch_bytes=batch_bytes, chunk_rows=chunk_rows, raise_on_error=raise_on_error,
-        execution_profile=execution_profile))
+        execution_profile=execution_profile, nulls=nulls))
 
 
 async def load_table(session: Session, table: str, source: object, *,
@@ -131,8 +132,8 @@ async def load_table(session: Session, table: str, source: object, *,
                      progress: Callable[[LoadProgress], None] | None = None,
                      **options: Any) -> InsertResult:
     """:func:`cqlcodec.driver.load_table` awaited: the same arguments (``options``: its
-    further keywords, ``ignore_writetime``, ``max_errors``, ``bad_rows``, ``dry_run``,
-    ``rate``, ...), result and errors (:class:`~cqlcodec.driver.LoadError`,
+    further keywords, ``ignore_writetime``, ``nulls``, ``max_errors``, ``bad_rows``,
+    ``dry_run``, ``rate``, ...), result and errors (:class:`~cqlcodec.driver.LoadError`,
     :class:`~cqlcodec.driver.InsertError`). The whole load runs in one thread of
     cqlcodec's small pool, off the loop (``progress`` is called there): its requests
     are sent through the driver's callbacks, ``concurrency`` in flight, without a

@@ -120,6 +120,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--ignore-writetime", action="store_true",
                    help="leave out the source's writetime(c)/ttl(c) columns: cells get the "
                         "time of the load and no TTL")
+    p.add_argument("--nulls-delete", action="store_true",
+                   help="write null cells as deletions (tombstones), so that a null clears "
+                        "what the table holds; by default a null is left unwritten")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
     add_connection_options(p)
     p.set_defaults(run=cmd_load, error_status=exits.BAD_INPUT)
@@ -462,6 +465,7 @@ def cmd_load(args: argparse.Namespace) -> int:
                 consistency_level=_consistency(args), retries=args.retries,
                 retry_timeout=args.retry_timeout, raise_on_error=False, progress=report,
                 ignore_writetime=args.ignore_writetime, stdin_format=args.format,
+                nulls="delete" if args.nulls_delete else "unset",
                 max_errors=args.max_errors if args.max_errors is not None else
                 (1 << 62 if tolerant else None),
                 bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate)
@@ -476,6 +480,9 @@ def cmd_load(args: argparse.Namespace) -> int:
                 bad_file.close()
         progress.finish()
         detail = f"{result.requests:,} requests"
+        if result.empty:
+            detail += (f", {result.empty:,} rows whose counters were all null (nothing to "
+                       "add, nothing written)")
         if args.dry_run:
             for f in result.failures[:5]:
                 sys.stderr.write(f"cqlcodec: row {f.row}: {f.error}\n")

@@ -42,23 +42,26 @@ def _with_row(err: BindError, row: int) -> BindError:
     return out
 
 
-def split_fixed(data: bytes, width: int, count: int, nulls: list[int]) -> list[BoundValue]:
-    """``count`` values of ``width`` bytes cut from ``data``; ``None`` at ``nulls``."""
+def split_fixed(data: bytes, width: int, count: int, nulls: list[int],
+                null: BoundValue = None) -> list[BoundValue]:
+    """``count`` values of ``width`` bytes cut from ``data``; ``null`` (``None`` or
+    ``UNSET``) at ``nulls``."""
     out: list[BoundValue] = []
     pos = 0
     for _ in range(count):
         out.append(data[pos: pos + width])
         pos += width
     for i in nulls:
-        out[i] = None
+        out[i] = null
     return out
 
 
 def encode_column(col: ColumnSpec, is_pk: bool, protocol_version: int, ser: Codec,
-                  values: list[Any], first_row: int, limit: int
+                  values: list[Any], first_row: int, limit: int, null: BoundValue = None
                   ) -> tuple[list[BoundValue], BindError | None]:
     """The encoded ``values`` of one column (rows ``first_row``...), as ``bind`` encodes
-    them; stops at the first failure (or at ``limit`` values) and returns its error."""
+    them, a null as ``null`` (``None`` or ``UNSET``); stops at the first failure (or at
+    ``limit`` values) and returns its error."""
     out: list[BoundValue] = []
     v3 = protocol_version < 4
     n = len(values)
@@ -67,7 +70,7 @@ def encode_column(col: ColumnSpec, is_pk: bool, protocol_version: int, ser: Code
             break
         v = values[i]
         if v is None:
-            out.append(None)
+            out.append(null)
         elif v is _UNSET:
             if v3 or is_pk:
                 return out, _with_row(_unset_error(col, protocol_version), first_row + i)
@@ -86,10 +89,12 @@ class ColumnarBinder:
     Checks the columns once (same length, no missing partition-key column, no
     missing column on protocol v3) and reads each into a source; ``bind_rows(start,
     stop)`` encodes that range. :func:`bind_columnar` binds every row at once;
-    ``cqlcodec.driver.insert_columns`` binds chunk by chunk.
+    ``cqlcodec.driver.insert_columns`` binds chunk by chunk. With ``nulls_unset`` a
+    null of a column outside the partition key is bound as ``UNSET`` (nothing written,
+    no tombstone), not as null (protocol v4 and later).
     """
 
-    def __init__(self, prepared: Prepared, columns: object) -> None:
+    def __init__(self, prepared: Prepared, columns: object, nulls_unset: bool = False) -> None:
         from cqlcodec.columnar.bind_input import as_columns, source_of
 
         mapping = as_columns(columns)
@@ -141,6 +146,10 @@ class ColumnarBinder:
             self.serializers = encrypting_serializers(cols, policy)
             bulk = [False] * len(cols)
         self.bulk: Final = bulk
+        if nulls_unset and pv < 4:
+            raise ValueError("protocol v3 has no UNSET: nulls cannot be bound as unset")
+        self.nulls: Final[list[BoundValue]] = [
+            _UNSET if nulls_unset and not prepared.is_pk[i] else None for i in range(len(cols))]
 
     def bind_rows(self, start: int, stop: int) -> list[Bound]:
         """The :class:`Bound` values of rows ``start:stop``."""
@@ -165,11 +174,12 @@ class ColumnarBinder:
                 sub = t.subtypes[0].unwrapped().kind if kind == K.VECTOR else 0
                 fixed = src.fixed(kind, sub, t.dimension, t.cql_name, start, stop)
                 if fixed is not None:
-                    columns.append(split_fixed(fixed[0], fixed[1], count, fixed[2]))
+                    columns.append(split_fixed(fixed[0], fixed[1], count, fixed[2],
+                                               self.nulls[j]))
                     continue
             values, err = encode_column(col, prepared.is_pk[j], pv, self.serializers[j],
                                         src.values(start, stop, col.type),
-                                        start, limit)
+                                        start, limit, self.nulls[j])
             if err is not None:
                 error = err
                 limit = len(values)  # later columns need only be checked before this row

@@ -359,7 +359,7 @@ def _numbers_from_text(ref: TableColumns, table: Any) -> dict[str, Any]:
 def write_arrow(connect: Connect, ref: TableColumns, table: Any, partition: int, *,
                 concurrency: int = 64, chunk_rows: int = 4096,
                 batch_by_partition: bool = False,
-                retry_timeout: float | None = None) -> WriteResult:
+                retry_timeout: float | None = None, nulls: str = "unset") -> WriteResult:
     """Write every row of the ``pyarrow.Table`` ``table`` (or anything
     ``pyarrow.table`` takes: a pandas DataFrame) into ``ref`` with
     :func:`insert_columns`; varint and decimal text columns are read back as numbers.
@@ -367,7 +367,8 @@ def write_arrow(connect: Connect, ref: TableColumns, table: Any, partition: int,
     available are sent again (inserts are idempotent) until ``retry_timeout`` seconds
     (default 120) pass without a row written; while the driver holds every host down,
     the writes wait for it to come back (:mod:`cqlcodec.driver.outage`). What still
-    failed is returned (never raised), numbered within ``partition``."""
+    failed is returned (never raised), numbered within ``partition``. ``nulls`` as for
+    :func:`insert_columns` (by default a null writes no tombstone)."""
     import pyarrow
 
     if not isinstance(table, pyarrow.Table):
@@ -391,7 +392,7 @@ def write_arrow(connect: Connect, ref: TableColumns, table: Any, partition: int,
         result: InsertResult = insert_columns(session, statement, columns,
                                               concurrency=concurrency, chunk_rows=chunk_rows,
                                               batch_by_partition=batch_by_partition,
-                                              raise_on_error=False)
+                                              raise_on_error=False, nulls=nulls)
         if len(result.failures) < result.rows:
             patience.progressed()
         failures, resent = insert_until_written(session, pyarrow, statement, columns,
@@ -399,7 +400,7 @@ def write_arrow(connect: Connect, ref: TableColumns, table: Any, partition: int,
                                                 concurrency=concurrency,
                                                 batch_by_replica=False,
                                                 batch_by_partition=batch_by_partition,
-                                                batch_bytes=5 * 1024)
+                                                batch_bytes=5 * 1024, nulls=nulls)
     finally:
         patience.done()
     return WriteResult(result.rows, [WriteFailure(partition, f.row,

@@ -12,11 +12,14 @@ per field in field order, null for a field without a cell), and that is what is 
 A load whose source has such columns (:func:`time_columns`) writes each cell with its
 own time: the cells of a row are grouped by their (write time, TTL), each group one
 ``INSERT ... USING TIMESTAMP ? AND TTL ?`` of the primary key and the group's cells
-(null cells are not written); a multi-cell value whose elements do not all share one
+(null cells are not written, or written as deletions with ``nulls_mode="delete"``);
+a multi-cell value whose elements do not all share one
 (write time, TTL) is written element run by element run (``SET c = c + ?``, or
 ``SET c.field = ?`` for a UDT), the runs of a row one after the other, so list
 elements keep their order. A TTL column holding null (no TTL) writes TTL 0 (none).
-The TTL written is the one the unload read: what was left then.
+The TTL written is the one the unload read: what was left then. A non-frozen list
+that may be there already is written as :mod:`cqlcodec.driver.list_repeats` plans, so
+that writing it again never doubles it.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from typing import Any, Final
 from cassandra.cluster import Session
 
 from cqlcodec.driver.columns import InsertFailure, InsertResult, insert_columns
+from cqlcodec.driver.list_repeats import ListPlan
 from cqlcodec.driver.sources import LoadError
 from cqlcodec.errors import BindError
 
-__all__ = ["TimedColumns", "select_list", "take_rows", "time_column_types", "time_columns",
+__all__ = ["TimedColumns", "python_values", "select_list", "take_rows", "time_column_types",
+           "time_columns",
            "timed_names", "write_timed_chunk"]
 
 WRITETIME: Final = "writetime({})"
@@ -126,6 +131,7 @@ class _Shape:
     element: bool                # SET c = c + ? (or c.f = ?) instead of INSERT
     timestamp: bool
     ttl: bool
+    delete: bool = False         # DELETE c USING TIMESTAMP ? (before a list's element runs)
 
 
 class _Pending:
@@ -152,6 +158,9 @@ def _statement_text(table: str, shape: _Shape) -> tuple[str, list[str]]:
     if shape.ttl:
         using.append(f"TTL {marker()}")
     clause = f" USING {' AND '.join(using)}" if using else ""
+    if shape.delete:
+        where = " AND ".join(f"{_quoted(k)} = {marker()}" for k in shape.keys)
+        return f"DELETE {_quoted(shape.cells[0])} FROM {table}{clause} WHERE {where}", markers
     if not shape.element:
         names = [*shape.keys, *shape.cells]
         values = ", ".join(marker() for _ in names)
@@ -191,7 +200,8 @@ def take_rows(pa: Any, column: Any, rows: list[int]) -> Any:
     return column.take(pa.array(rows, type=pa.int64()))
 
 
-def _python(column: Any) -> list[Any]:
+def python_values(column: Any) -> list[Any]:
+    """A column (an Arrow array or a list) as a list of Python values."""
     return column if isinstance(column, list) else list(column.to_pylist())
 
 
@@ -199,21 +209,25 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                       batch: Mapping[str, Any], rows: int, timed: TimedColumns,
                       statements: dict[_Shape, Any], consistency_level: int | None, *,
                       batch_by_replica: bool, batch_bytes: int,
-                      concurrency: int) -> InsertResult:
+                      concurrency: int, nulls_mode: str = "unset",
+                      lists: Mapping[tuple[int, str], ListPlan] | None = None) -> InsertResult:
     """Writes the ``rows`` rows of ``batch`` (columns by table column name, Arrow
     arrays or lists of Python values, plus the time columns of ``timed``) each cell
     with its own write time and TTL (see the module docstring); returns the rows'
     :class:`InsertResult` (failures by row index in ``batch``: a row fails when any of
-    its statements does)."""
+    its statements does). ``nulls_mode="delete"`` writes null cells as deletions (at the
+    server's time) instead of leaving them out. ``lists`` says how the list cells it
+    names, by (row, column), are written (:mod:`cqlcodec.driver.list_repeats`)."""
     names = [n for n in batch if n not in timed.source_names]
     pk = [c.name for c in metadata.partition_key]
     ck = [c.name for c in metadata.clustering_key]
     keyset = set(pk) | set(ck)
     data = {n: batch[n] for n in names}
-    values = {n: _python(data[n]) for n in names}
+    values = {n: python_values(data[n]) for n in names}
     nulls = {n: [v is None for v in values[n]] for n in names if n not in keyset}
-    times = {c: _python(batch[s]) for c, s in timed.writetime.items()}
-    ttls = {c: _python(batch[s]) for c, s in timed.ttl.items()}
+    delete_nulls = nulls_mode == "delete"
+    times = {c: python_values(batch[s]) for c, s in timed.writetime.items()}
+    ttls = {c: python_values(batch[s]) for c, s in timed.ttl.items()}
     ck_null = [any(v is None for v in key) for key in zip(*(values[c] for c in ck))] \
         if ck else []
     phases: list[dict[_Shape, _Pending]] = [{}]
@@ -222,11 +236,21 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
         keys = tuple(pk) if ck and ck_null[i] else tuple(k for k in names if k in keyset)
         groups: dict[tuple[Any, Any], list[str]] = {}
         element_phase = 1
+        skipped = False
         for c in cells_of:
             if nulls[c][i]:
+                if delete_nulls:
+                    groups.setdefault((None, None), []).append(c)
+                continue
+            plan = lists.get((i, c)) if lists else None
+            if plan is not None and plan.skip:
+                skipped = True
                 continue
             t = times[c][i] if c in times else None
             ttl = ttls[c][i] if c in ttls else None
+            if plan is not None and plan.times is not None:
+                t = list(plan.times) if isinstance(t, list) or isinstance(ttl, list) \
+                    else plan.times[0]
             if isinstance(t, list) or isinstance(ttl, list):
                 t_list = t if isinstance(t, list) else []
                 ttl_list = ttl if isinstance(ttl, list) else []
@@ -235,12 +259,15 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                 if len(runs) <= 1:
                     t, ttl = (runs[0][2], runs[0][3]) if runs else (None, None)
                 else:
+                    if plan is not None and plan.delete_at is not None:
+                        element_phase = _add_deletion(phases, element_phase, c, i, keys,
+                                                      plan.delete_at)
                     kind = str(metadata.columns[c].cql_type)[:4]
                     element_phase = _add_elements(phases, element_phase, values[c][i], kind,
                                                   c, i, keys, runs, c in times, c in ttls)
                     continue
             groups.setdefault((t, ttl), []).append(c)
-        if not groups and element_phase == 1:  # a row of its primary key alone
+        if not groups and element_phase == 1 and not skipped:  # a row of its primary key alone
             groups[(None, None)] = []
         for (t, ttl), cells in groups.items():
             timed_group = t is not None or ttl is not None
@@ -266,7 +293,8 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                 done = insert_columns(session, statement, columns, concurrency=concurrency,
                                       batch_by_replica=batch_by_replica,
                                       batch_bytes=batch_bytes,
-                                      chunk_rows=max(1, len(pending.rows)), raise_on_error=False)
+                                      chunk_rows=max(1, len(pending.rows)), raise_on_error=False,
+                                      nulls=nulls_mode)
             except BindError as exc:
                 reason = re.sub(r"^row \d+: ", "", str(exc))
                 marker = exc.column or ""
@@ -280,6 +308,21 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                 failed.setdefault(pending.rows[f.row], f.error)
     result.failures.extend(InsertFailure(row, error) for row, error in sorted(failed.items()))
     return result
+
+
+def _add_deletion(phases: list[dict[_Shape, _Pending]], phase: int, name: str, row: int,
+                  keys: tuple[str, ...], at: int) -> int:
+    """Queues the deletion of column ``name`` of ``row`` at time ``at`` (before its
+    element runs); returns the phase after it."""
+    while len(phases) <= phase:
+        phases.append({})
+    shape = _Shape(keys, (name,), (), True, True, False, delete=True)
+    pending = phases[phase].setdefault(shape, _Pending())
+    pending.rows.append(row)
+    pending.values.append([])
+    pending.timestamps.append(at)
+    pending.ttls.append(0)
+    return phase + 1
 
 
 def _add_elements(phases: list[dict[_Shape, _Pending]], phase: int, value: Any, kind: str,
@@ -317,7 +360,9 @@ def _add_elements(phases: list[dict[_Shape, _Pending]], phase: int, value: Any, 
 def _marker_names(shape: _Shape) -> list[tuple[str, str]]:
     """(marker, what it binds) of a shape's statement, in marker order."""
     named = [n for n, on in (("writetime", shape.timestamp), ("ttl", shape.ttl)) if on]
-    if not shape.element:
+    if shape.delete:
+        named += list(shape.keys)
+    elif not shape.element:
         named += [*shape.keys, *shape.cells]
     else:
         column = shape.cells[0]
@@ -338,8 +383,8 @@ def _bind_columns(pa: Any, shape: _Shape, pending: _Pending, data: Mapping[str, 
     if shape.ttl:
         columns[f"p{n}"] = np.array(pending.ttls, dtype=np.int32)
         n += 1
-    if not shape.element:
-        for name in [*shape.keys, *shape.cells]:
+    if not shape.element or shape.delete:
+        for name in [*shape.keys, *shape.cells] if not shape.delete else shape.keys:
             columns[f"p{n}"] = take_rows(pa, data[name], pending.rows)
             n += 1
         return columns

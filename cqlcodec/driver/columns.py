@@ -23,6 +23,7 @@ the drivers' Cython extensions or without them, on protocol v4 and v5.
 
 from __future__ import annotations
 
+import re
 import struct
 import threading
 import weakref
@@ -53,8 +54,8 @@ from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
 
-__all__ = ["ColumnPages", "InsertError", "InsertFailure", "InsertResult", "bind_all", "execute_columns",
-           "insert_columns", "insert_steps"]
+__all__ = ["NULLS", "ColumnPages", "InsertError", "InsertFailure", "InsertResult", "bind_all",
+           "check_nulls", "execute_columns", "insert_columns", "insert_steps"]
 
 _I32: Final = struct.Struct(">i")
 _ROWS_KIND: Final = 2
@@ -417,12 +418,15 @@ class InsertFailure:
 
 class InsertResult:
     """What :func:`insert_columns` did: ``rows`` given, ``requests`` sent (statements or
-    batches) and the ``failures`` (one :class:`InsertFailure` per row not written)."""
+    batches), the ``failures`` (one :class:`InsertFailure` per row not written) and
+    ``empty``, the counter rows not sent because every increment was null (they count as
+    written: there was nothing to add)."""
 
     def __init__(self, rows: int) -> None:
         self.rows = rows
         self.requests = 0
         self.failures: list[InsertFailure] = []
+        self.empty = 0
 
     @property
     def written(self) -> int:
@@ -430,8 +434,9 @@ class InsertResult:
         return self.rows - len(self.failures)
 
     def __repr__(self) -> str:
+        empty = f", empty={self.empty}" if self.empty else ""
         return (f"InsertResult(rows={self.rows}, requests={self.requests}, "
-                f"failures={len(self.failures)})")
+                f"failures={len(self.failures)}{empty})")
 
 
 class InsertError(CodecError):
@@ -466,14 +471,14 @@ Member = tuple[int, Bound]
 Grouping = Callable[[list[Bound]], list[int]]
 
 
-def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
+def _requests(ps: PreparedStatement, bound: list[Bound], rows: list[int],
               group: Grouping | None, sizer: MutationSizer | None, batch_bytes: int,
               batch_type: Any, failures: list[InsertFailure]) -> tuple[list[Statement],
                                                                        list[list[Member]]]:
     """The statements (or batches of the rows ``group`` puts together, each at most
-    ``batch_bytes`` in the server's measure of ``sizer``) for rows ``first_row``..., and
-    the rows each one writes. A row without a routing key (a null partition-key value)
-    is a failure, never sent."""
+    ``batch_bytes`` in the server's measure of ``sizer``) for the rows ``rows`` (one
+    index per bound row), and the rows each one writes. A row without a routing key (a
+    null partition-key value) is a failure, never sent."""
     statements: list[Statement] = []
     members_of: list[list[Member]] = []
     if group is None or sizer is None:
@@ -481,17 +486,17 @@ def _requests(ps: PreparedStatement, bound: list[Bound], first_row: int,
             try:
                 stmt = _driver_statement(ps, b)
             except CodecError as exc:
-                failures.append(InsertFailure(first_row + i, exc))
+                failures.append(InsertFailure(rows[i], exc))
                 continue
             statements.append(stmt)
-            members_of.append([(first_row + i, b)])
+            members_of.append([(rows[i], b)])
         return statements, members_of
     slots = group(bound)
     for i, slot in enumerate(slots):
         if slot == NO_KEY:
-            failures.append(InsertFailure(first_row + i, _no_key_error(bound[i])))
-    for rows in plan_batches(slots, sizer.row_sizes(bound), batch_bytes):
-        members = [(first_row + i, bound[i]) for i in rows]
+            failures.append(InsertFailure(rows[i], _no_key_error(bound[i])))
+    for batch_rows in plan_batches(slots, sizer.row_sizes(bound), batch_bytes):
+        members = [(rows[i], bound[i]) for i in batch_rows]
         statements.append(_batch(ps, members, batch_type))
         members_of.append(members)
     return statements, members_of
@@ -575,15 +580,34 @@ def _replicas_of(session: Session, keyspace: str | None) -> Grouping:
     return by_ring
 
 
-def bind_all(prepared_statement: PreparedStatement, columns: object) -> int:
+NULLS: Final = ("unset", "delete")
+
+
+def check_nulls(nulls: str) -> None:
+    """Raises ValueError unless ``nulls`` is one of :data:`NULLS`."""
+    if nulls not in NULLS:
+        raise ValueError(f"nulls must be 'unset' or 'delete', got {nulls!r}")
+
+
+def bind_all(prepared_statement: PreparedStatement, columns: object, *,
+             nulls: str = "unset") -> int:
     """Bind every row of ``columns`` as :func:`insert_columns` would and send nothing
     (a dry run); returns the rows bound. A value that cannot be encoded raises
     :class:`cqlcodec.BindError` naming the column and the row."""
-    binder = ColumnarBinder(_prepared_of(prepared_statement), columns)
+    check_nulls(nulls)
+    prepared = _prepared_of(prepared_statement)
+    binder = ColumnarBinder(prepared, columns, _binds_unset(prepared, nulls))
     step = 4096
     for start in range(0, binder.num_rows, step):
         binder.bind_rows(start, min(binder.num_rows, start + step))
     return binder.num_rows
+
+
+def _binds_unset(prepared: Prepared, nulls: str) -> bool:
+    """Whether nulls are bound as UNSET: by choice or for a counter (a null increment is
+    no increment), on protocol v4 and later (v3 writes fewer columns instead)."""
+    counter = any(c.type.unwrapped().kind == K.COUNTER for c in prepared.bind_columns)
+    return (nulls == "unset" or counter) and prepared.protocol_version >= 4
 
 
 def insert_columns(session: Session, prepared_statement: PreparedStatement, columns: object, *,
@@ -591,7 +615,9 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
                    batch_by_replica: bool = False,
                    batch_bytes: int = 5 * 1024, chunk_rows: int = 4096,
                    raise_on_error: bool = True,
-                   execution_profile: object = EXEC_PROFILE_DEFAULT) -> InsertResult:
+                   execution_profile: object = EXEC_PROFILE_DEFAULT,
+                   nulls: str = "unset",
+                   statement_for: StatementFor | None = None) -> InsertResult:
     """Write every row of ``columns`` with ``prepared_statement`` (an INSERT or UPDATE
     prepared on ``session``) and return an :class:`InsertResult`.
 
@@ -613,6 +639,17 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
     split in two and sent again (and later chunks aim lower), so no row fails for its
     batch's size.
 
+    ``nulls``: ``"unset"`` (the default) leaves a null cell unwritten: no tombstone is
+    written and what the table holds there stays (as dsbulk's ``nullToUnset``);
+    ``"delete"`` writes it as null, which deletes the cell (a tombstone). A null of a
+    partition-key column is always an error, and a null counter increment is always no
+    increment: a counter row whose increments are all null is not sent and is counted in
+    ``InsertResult.empty``. Protocol v3 has no unset: there a row with nulls is written
+    by a statement of its non-null columns only, which ``statement_for`` (column names
+    -> a prepared statement) makes; without it ``prepared_statement`` must be a plain
+    ``INSERT INTO t (columns) VALUES (?, ...)``, else such a row fails with a
+    :class:`~cqlcodec.CodecError` that says to pass ``nulls="delete"``.
+
     Every row that fails (a server error, a timeout, a null partition key) is reported
     as an :class:`InsertFailure`; nothing is dropped silently: with ``raise_on_error``
     (the default) :class:`InsertError` is raised after all rows were tried. A
@@ -624,14 +661,15 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
         session, prepared_statement, columns, concurrency=concurrency,
         batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
         batch_bytes=batch_bytes, chunk_rows=chunk_rows, raise_on_error=raise_on_error,
-        execution_profile=execution_profile))
+        execution_profile=execution_profile, nulls=nulls, statement_for=statement_for))
 
 
 def insert_steps(session: Session, prepared_statement: PreparedStatement, columns: object, *,
                  concurrency: int = 64, batch_by_partition: bool = False,
                  batch_by_replica: bool = False, batch_bytes: int = 5 * 1024,
                  chunk_rows: int = 4096, raise_on_error: bool = True,
-                 execution_profile: object = EXEC_PROFILE_DEFAULT
+                 execution_profile: object = EXEC_PROFILE_DEFAULT, nulls: str = "unset",
+                 statement_for: StatementFor | None = None
                  ) -> Generator[Sends, Outcomes, InsertResult]:
     """:func:`insert_columns` as a generator of the :class:`~cqlcodec.driver.sender.Sends`
     it needs: whoever drives it sends them and gives back their outcomes (binding and
@@ -640,27 +678,131 @@ def insert_steps(session: Session, prepared_statement: PreparedStatement, column
         raise ValueError("concurrency and chunk_rows must be at least 1")
     if batch_by_partition and batch_by_replica:
         raise ValueError("batch_by_partition and batch_by_replica exclude each other")
+    check_nulls(nulls)
     group: Grouping | None = (key_slots if batch_by_partition else
                               _replicas_of(session, prepared_statement.keyspace)
                               if batch_by_replica else None)
     prepared = _prepared_of(prepared_statement)
-    binder = ColumnarBinder(prepared, columns)
+    unset = _binds_unset(prepared, nulls)
+    binder = ColumnarBinder(prepared, columns, unset)
     result = InsertResult(binder.num_rows)
-    counter = any(c.type.unwrapped().kind == K.COUNTER for c in prepared.bind_columns)
-    batch_type = BatchType.COUNTER if counter else BatchType.UNLOGGED
-    sizer = MutationSizer(session, prepared_statement) if group is not None else None
+    counters = [i for i, c in enumerate(prepared.bind_columns)
+                if c.type.unwrapped().kind == K.COUNTER]
+    batch_type = BatchType.COUNTER if counters else BatchType.UNLOGGED
+    fewer = _FewerColumns(session, prepared_statement, statement_for) \
+        if prepared.protocol_version < 4 and (nulls == "unset" or counters) else None
+    sizers: dict[int, MutationSizer] = {}
     budget = batch_bytes
     for start in range(0, binder.num_rows, chunk_rows):
         stop = min(binder.num_rows, start + chunk_rows)
         bound = binder.bind_rows(start, stop)
-        statements, members_of = _requests(prepared_statement, bound, start, group, sizer,
-                                           budget, batch_type, result.failures)
+        rows = list(range(start, stop))
+        if counters:
+            bound, rows = _without_empty_increments(bound, rows, counters, result)
+        for ps, part, part_rows in (fewer.split(bound, rows, result.failures)
+                                    if fewer is not None else [(prepared_statement, bound, rows)]):
+            sizer = None
+            if group is not None:
+                sizer = sizers.get(id(ps))
+                if sizer is None:
+                    sizer = sizers[id(ps)] = MutationSizer(session, ps)
+            statements, members_of = _requests(ps, part, part_rows, group, sizer, budget,
+                                               batch_type, result.failures)
+            del part
+            refused = yield from _send_steps(ps, statements, members_of, batch_type,
+                                             concurrency, execution_profile, result)
+            if refused:  # the estimate fell short of the server's measure: aim lower from now on
+                budget = max(1, budget * 3 // 4)
         del bound
-        refused = yield from _send_steps(prepared_statement, statements, members_of,
-                                         batch_type, concurrency, execution_profile, result)
-        if refused:  # the estimate fell short of the server's measure: aim lower from now on
-            budget = max(1, budget * 3 // 4)
     result.failures.sort(key=lambda f: f.row)
     if result.failures and raise_on_error:
         raise InsertError(result)
     return result
+
+
+def _without_empty_increments(bound: list[Bound], rows: list[int], counters: list[int],
+                              result: InsertResult) -> tuple[list[Bound], list[int]]:
+    """The counter rows that increment something; the others are counted in ``empty``."""
+    kept: list[Bound] = []
+    kept_rows: list[int] = []
+    for b, row in zip(bound, rows):
+        values = b.values
+        if all(values[i] is None or values[i] is UNSET for i in counters):
+            result.empty += 1
+        else:
+            kept.append(b)
+            kept_rows.append(row)
+    return kept, kept_rows
+
+
+StatementFor = Callable[[Sequence[str]], PreparedStatement]
+
+_PLAIN_INSERT: Final = re.compile(
+    r"\s*INSERT\s+INTO\s+(?P<table>(?:\"(?:[^\"]|\"\")*\"|[\w$]+)(?:\s*\.\s*"
+    r"(?:\"(?:[^\"]|\"\")*\"|[\w$]+))?)\s*\((?P<names>[^()]*)\)\s*VALUES\s*"
+    r"\((?P<markers>[\s?,]*)\)(?P<rest>[^;]*);?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+class _FewerColumns:
+    """Protocol v3 (no unset): the rows of a chunk grouped by which of their cells are
+    null, each group written by a statement of its non-null columns only."""
+
+    def __init__(self, session: Session, ps: PreparedStatement,
+                 statement_for: StatementFor | None) -> None:
+        self.session = session
+        self.ps = ps
+        self.prepared = _prepared_of(ps)
+        self.names = [c.name for c in self.prepared.bind_columns]
+        self.statement_for = statement_for
+        self.statements: dict[tuple[str, ...], PreparedStatement] = {}
+
+    def split(self, bound: list[Bound], rows: list[int], failures: list[InsertFailure]
+              ) -> list[tuple[PreparedStatement, list[Bound], list[int]]]:
+        """(statement, rows bound to it, their row indices) per group of null cells."""
+        is_pk = self.prepared.is_pk
+        groups: dict[tuple[int, ...], tuple[list[Bound], list[int]]] = {}
+        for b, row in zip(bound, rows):
+            kept = tuple(i for i, v in enumerate(b.values)
+                         if is_pk[i] or (v is not None and v is not UNSET))
+            group = groups.setdefault(kept, ([], []))
+            group[0].append(b)
+            group[1].append(row)
+        out: list[tuple[PreparedStatement, list[Bound], list[int]]] = []
+        for kept, (members, member_rows) in groups.items():
+            if len(kept) == len(self.names):
+                out.append((self.ps, members, member_rows))
+                continue
+            try:
+                ps = self._statement(tuple(self.names[i] for i in kept))
+            except CodecError as exc:
+                failures.extend(InsertFailure(r, exc) for r in member_rows)
+                continue
+            fewer = _prepared_of(ps)
+            out.append((ps, [Bound(fewer, [b.values[i] for i in kept]) for b in members],
+                        member_rows))
+        return out
+
+    def _statement(self, names: tuple[str, ...]) -> PreparedStatement:
+        found = self.statements.get(names)
+        if found is not None:
+            return found
+        if self.statement_for is not None:
+            found = self.statement_for(names)
+        else:
+            match = _PLAIN_INSERT.match(self.ps.query_string)
+            markers = match.group("markers").replace(" ", "").split(",") if match else []
+            if match is None or markers != ["?"] * len(self.names):
+                raise CodecError(
+                    "protocol v3 has no unset value, and a row with null cells can only be "
+                    "written without them by a plain INSERT INTO t (columns) VALUES (?, ...); "
+                    "pass nulls=\"delete\" to write the nulls (as deletions)")
+            text = (f"INSERT INTO {match.group('table')} ({', '.join(map(_quote, names))}) "
+                    f"VALUES ({', '.join('?' * len(names))}){match.group('rest')}")
+            found = self.session.prepare(text)
+            found.consistency_level = self.ps.consistency_level
+        self.statements[names] = found
+        return found
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

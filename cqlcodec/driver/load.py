@@ -26,6 +26,7 @@ from cassandra.query import PreparedStatement
 from cqlcodec.driver.bad_rows import BadRow, BadRowsFile
 from cqlcodec.driver.cell_times import (
     TimedColumns,
+    python_values,
     take_rows,
     time_column_types,
     time_columns,
@@ -36,8 +37,10 @@ from cqlcodec.driver.columns import (
     InsertFailure,
     InsertResult,
     bind_all,
+    check_nulls,
     insert_columns,
 )
+from cqlcodec.driver.list_repeats import ListPlan, ListRepeats
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
 from cqlcodec.driver.resend import RETRYABLE, insert_until_written, prepare_patiently
 from cqlcodec.driver.sender import SendsStopped, stopped_by
@@ -102,7 +105,8 @@ def load_table(session: Session, table: str, source: object, *,
                ignore_writetime: bool = False,
                stdin_format: str | None = None, max_errors: int | None = None,
                bad_rows: BadRowsFile | None = None, dry_run: bool = False,
-               rate: float | None = None, stop: threading.Event | None = None) -> InsertResult:
+               rate: float | None = None, stop: threading.Event | None = None,
+               nulls: str = "unset") -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -127,8 +131,9 @@ def load_table(session: Session, table: str, source: object, *,
     server's measure), at most ``concurrency`` requests (batches) in flight, at
     ``consistency_level`` (a ``cassandra.ConsistencyLevel`` value; default the
     session's). Rows that failed with a timeout, an unavailable replica, a lost
-    connection or no host available are sent again (inserts of whole values are
-    idempotent: a row written twice holds the same values) until ``retry_timeout``
+    connection or no host available are sent again (a timeout is not a failure: the
+    first write may have landed, and the row is written so that a second copy changes
+    nothing; see below for lists) until ``retry_timeout``
     seconds (default 120) pass without a row written, or, when ``retries`` is given,
     after ``retries`` rounds in a row that wrote nothing (the count bound of earlier
     versions; default ``None``: no count bound). While the driver holds every host
@@ -148,8 +153,20 @@ def load_table(session: Session, table: str, source: object, *,
     JSON lines files (``.jsonl``, see :mod:`cqlcodec.driver.json_values`) and
     compressed CSV or JSON lines (``.gz``, ``.zst``) are read too; the source ``"-"``
     is stdin, in ``stdin_format`` (``csv`` or ``jsonl``).
-    A counter table is written with ``UPDATE ... SET c = c + ?`` batched by
-    partition: loading the same rows twice adds them twice.
+    A non-frozen list written with its write time where a copy of it may already be
+    (a row sent again, or a load into a table that held rows when it began) is first
+    looked up in the target (its ``writetime``) and written so that it never doubles:
+    not at all when it is there already, else at most 1 µs after its source time (see
+    :mod:`cqlcodec.driver.list_repeats`). A counter table is written with
+    ``UPDATE ... SET c = c + ?`` batched by partition: loading the same rows twice adds
+    them twice; a null counter cell adds nothing, and a row whose counters are all null
+    writes nothing (counted in ``InsertResult.empty``).
+
+    ``nulls``: ``"unset"`` (the default) writes no tombstone for a null cell: the cell
+    is left as the target has it (a load never deletes, and a sparse table gains no
+    tombstones); ``"delete"`` writes nulls as deletions, so that a null clears a value
+    the target holds. Protocol v3, which has no unset, writes only each row's non-null
+    columns.
 
     ``max_errors`` (or ``bad_rows``) makes bad rows part of the result instead of the
     end of the load: a CSV or JSON lines record that cannot be read or a CSV value that
@@ -172,6 +189,7 @@ def load_table(session: Session, table: str, source: object, *,
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
+    check_nulls(nulls)
     timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
     check_retry_options(timeout, retries)
     pa = arrow_module()
@@ -204,6 +222,7 @@ def load_table(session: Session, table: str, source: object, *,
     done_parts = 0
     started = time.monotonic()
     patience = Patience(session, timeout, retries)  # the clock of the whole load: time without a write
+    repeats = ListRepeats(session, _quoted_table(table_name), meta)
     try:
         with stopped_by(stop):
             for part in parts:
@@ -234,14 +253,16 @@ def load_table(session: Session, table: str, source: object, *,
                                                   table_name, timed_statements, consistency_level,
                                                   into, start, batch_by_replica=grouped,
                                                   batch_bytes=batch_bytes, concurrency=concurrency,
-                                                  patience=patience)
+                                                  patience=patience, repeats=repeats,
+                                                  nulls=nulls)
                             else:
                                 _load_chunk(session, pa, chunk, part, start, columns, renamed,
                                             cql_types, key_columns, table_name, statements,
                                             consistency_level, into, batch_by_replica=grouped,
                                             batch_bytes=batch_bytes, concurrency=concurrency,
                                             patience=patience, counter=counter,
-                                            dropped=frozenset(time_types), dry_run=dry_run)
+                                            dropped=frozenset(time_types), dry_run=dry_run,
+                                            nulls=nulls)
 
                         if not tolerant:
                             write(batch, first_row, result, batch_by_replica)
@@ -427,7 +448,7 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
                 consistency_level: int | None, result: InsertResult, *,
                 batch_by_replica: bool, batch_bytes: int, concurrency: int,
                 patience: Patience, counter: bool, dropped: frozenset[str] = frozenset(),
-                dry_run: bool = False) -> None:
+                dry_run: bool = False, nulls: str = "unset") -> None:
     mapping = _as_mapping(pa, batch)
     keep = set(columns) if columns is not None else None
     chunk = {renamed.get(n, n): c for n, c in mapping.items()
@@ -436,15 +457,19 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
     rows = len(next(iter(chunk.values()))) if chunk else 0
     if rows == 0:
         return
-    names = tuple(chunk)
-    statement = statements.get(names)
-    counters = [n for n in names if cql_types[n] == "counter"]
-    if statement is None:
-        statement = _prepare(session, _write_cql(table_name, names, counters, key_columns),
+    def statement_for(names: Sequence[str]) -> PreparedStatement:
+        found = statements.get(tuple(names))
+        if found is None:
+            counters = [n for n in names if cql_types[n] == "counter"]
+            found = _prepare(session, _write_cql(table_name, names, counters, key_columns),
                              patience)
-        if consistency_level is not None:
-            statement.consistency_level = consistency_level
-        statements[names] = statement
+            if consistency_level is not None:
+                found.consistency_level = consistency_level
+            statements[tuple(names)] = found
+        return found
+
+    statement = statement_for(tuple(chunk))
+    counters = [n for n in chunk if cql_types[n] == "counter"]
     if patience.failures == 0:
         patience.progressed()  # the clock runs from the chunk's first send, not its reading
     unavailable = patience.wait_for_hosts()
@@ -452,13 +477,14 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
         raise LoadError(f"no host of {table_name} came back: {unavailable}", source=part.name)
     try:
         if dry_run:
-            bind_all(statement, chunk)
+            bind_all(statement, chunk, nulls=nulls)
             result.rows += rows
             return
         done = insert_columns(session, statement, chunk, concurrency=concurrency,
                               batch_by_replica=batch_by_replica and not counters,
                               batch_by_partition=batch_by_replica and bool(counters),
-                              batch_bytes=batch_bytes, chunk_rows=rows, raise_on_error=False)
+                              batch_bytes=batch_bytes, chunk_rows=rows, raise_on_error=False,
+                              nulls=nulls, statement_for=statement_for)
     except BindError as exc:
         reason = re.sub(r"^row \d+: ", "", str(exc))
         raise LoadError(reason, source=part.name, column=exc.column,
@@ -471,10 +497,12 @@ def _load_chunk(session: Session, pa: Any, batch: Any, part: SourcePart, first_r
         failures, resent = insert_until_written(session, pa, statement, chunk, failures,
                                                 patience, concurrency=concurrency,
                                                 batch_by_replica=batch_by_replica,
-                                                batch_bytes=batch_bytes)
+                                                batch_bytes=batch_bytes, nulls=nulls,
+                                                statement_for=statement_for)
         requests += resent
     result.rows += rows
     result.requests += requests
+    result.empty += done.empty
     result.failures.extend([InsertFailure(first_row + f.row, f.error) for f in failures])
 
 
@@ -494,10 +522,11 @@ def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[st
                       table_name: str, statements: dict[Any, PreparedStatement],
                       consistency_level: int | None, result: InsertResult, first_row: int,
                       *, batch_by_replica: bool, batch_bytes: int, concurrency: int,
-                      patience: Patience) -> None:
+                      patience: Patience, repeats: ListRepeats, nulls: str = "unset") -> None:
     """One chunk with its cells' own write times and TTLs; failed rows that timed out
-    are written again (the same cells at the same times: idempotent) until ``patience``
-    gives up."""
+    are written again (the same cells at the same times, their non-frozen lists as
+    ``repeats`` plans them, so that a first write that landed is not doubled) until
+    ``patience`` gives up."""
     mapping = dict(batch) if isinstance(batch, Mapping) else \
         {n: batch.column(i) for i, n in enumerate(batch.schema.names)}
     chunk = {renamed.get(n, n): mapping[n] for n in chosen}
@@ -507,19 +536,35 @@ def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[st
     total = len(next(iter(chunk.values()))) if chunk else 0
     rows = list(range(total))
     target = _quoted_table(table_name)
+    lists = repeats.columns([c for c in timed.writetime if c in chunk])
+    keys = [c.name for c in meta.primary_key]
+    values = {n: python_values(chunk[n]) for n in [*keys, *lists]} if lists else {}
+    times = {c: python_values(chunk[timed.writetime[c]]) for c in lists}
     failures: list[InsertFailure] = []
     if patience.failures == 0:
         patience.progressed()  # the clock runs from the chunk's first send, not its reading
     attempt = 0
     while True:
-        part = chunk if attempt == 0 else {n: take_rows(pa, c, rows) for n, c in chunk.items()}
-        done = write_timed_chunk(session, pa, target, meta, part, len(rows), timed, statements,
+        plans: dict[tuple[int, str], ListPlan] = {}
+        unread: dict[int, BaseException] = {}
+        if lists:
+            plans, unread = repeats.plan(values, times, rows, again=attempt > 0,
+                                         concurrency=concurrency)
+        sent = [r for r in rows if r not in unread]
+        position = {r: j for j, r in enumerate(sent)}
+        part = chunk if len(sent) == total else \
+            {n: take_rows(pa, c, sent) for n, c in chunk.items()}
+        done = write_timed_chunk(session, pa, target, meta, part, len(sent), timed, statements,
                                  consistency_level, batch_by_replica=batch_by_replica,
-                                 batch_bytes=batch_bytes, concurrency=concurrency)
+                                 batch_bytes=batch_bytes, concurrency=concurrency,
+                                 nulls_mode=nulls,
+                                 lists={(position[r], c): p for (r, c), p in plans.items()
+                                        if r in position})
         result.requests += done.requests
-        if len(done.failures) < len(rows):
+        if len(done.failures) < len(sent):
             patience.progressed()
-        failures = [InsertFailure(rows[f.row], f.error) for f in done.failures]
+        failures = sorted([InsertFailure(sent[f.row], f.error) for f in done.failures] +
+                          [InsertFailure(r, e) for r, e in unread.items()], key=lambda f: f.row)
         rows = [f.row for f in failures if isinstance(f.error, RETRYABLE)]
         if not rows or patience.wait_to_retry() is not None:
             break

@@ -55,6 +55,22 @@ def new_cluster(protocol_version: int, **kwargs: Any) -> Cluster:
                    connect_timeout=20, control_connection_timeout=20)
 
 
+def keyspace_session(keyspace: str, *statements: str) -> Iterator[Session]:
+    """A v5 session with cqlcodec installed on a new keyspace (dropped first) after
+    ``statements`` (types, tables); the keyspace is dropped after the tests. For module
+    fixtures: ``yield from keyspace_session(KS, ...)``."""
+    cluster = new_cluster(5)
+    cqlcodec.driver.install(cluster)
+    s = cluster.connect()
+    for cql in (f"DROP KEYSPACE IF EXISTS {keyspace}",
+                f"CREATE KEYSPACE {keyspace} WITH replication = "
+                "{'class': 'SimpleStrategy', 'replication_factor': 1}", *statements):
+        s.execute(cql)
+    yield s
+    s.execute(f"DROP KEYSPACE {keyspace}")
+    cluster.shutdown()
+
+
 class SessionPair:
     """The same server through the driver alone and through the driver with cqlcodec."""
 

@@ -13,7 +13,7 @@ from cassandra.cluster import Session
 
 import cqlcodec.driver as cd
 
-from .conftest import ADDRESS, new_cluster
+from .conftest import ADDRESS, keyspace_session
 from .test_load_unload import ROOT, cli
 
 pa = pytest.importorskip("pyarrow")
@@ -29,17 +29,7 @@ TIMED = ["s", "v", "n", "l", "st", "m", "u", "fu", "vec", "tu"]
 @pytest.fixture(scope="module")
 def session() -> Iterator[Session]:
     """A keyspace of its own, with the UDT the tables here use."""
-    cluster = new_cluster(5)
-    cd.install(cluster)
-    s = cluster.connect()
-    for cql in (f"DROP KEYSPACE IF EXISTS {KS}",
-                f"CREATE KEYSPACE {KS} WITH replication = "
-                "{'class': 'SimpleStrategy', 'replication_factor': 1}",
-                f"CREATE TYPE {KS}.addr (street text, n int)"):
-        s.execute(cql)
-    yield s
-    s.execute(f"DROP KEYSPACE {KS}")
-    cluster.shutdown()
+    yield from keyspace_session(KS, f"CREATE TYPE {KS}.addr (street text, n int)")
 
 
 def fresh(session: Session, name: str, columns: str) -> str:
