@@ -55,7 +55,7 @@ from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
 
 __all__ = ["NULLS", "ColumnPages", "InsertError", "InsertFailure", "InsertResult", "bind_all",
-           "check_nulls", "execute_columns", "insert_columns", "insert_steps"]
+           "check_nulls", "execute_columns", "insert_columns", "insert_steps", "prepared_of"]
 
 _I32: Final = struct.Struct(">i")
 _ROWS_KIND: Final = 2
@@ -452,7 +452,9 @@ class InsertError(CodecError):
         self.result = result
 
 
-def _prepared_of(ps: PreparedStatement) -> Prepared:
+def prepared_of(ps: PreparedStatement) -> Prepared:
+    """The cqlcodec :class:`~cqlcodec.Prepared` of a driver statement (bind and result
+    columns with their full types)."""
     if _Glue.prepared_of is None:
         raise CodecError("import cqlcodec.driver to insert columns")
     return _Glue.prepared_of(ps)
@@ -595,7 +597,7 @@ def bind_all(prepared_statement: PreparedStatement, columns: object, *,
     (a dry run); returns the rows bound. A value that cannot be encoded raises
     :class:`cqlcodec.BindError` naming the column and the row."""
     check_nulls(nulls)
-    prepared = _prepared_of(prepared_statement)
+    prepared = prepared_of(prepared_statement)
     binder = ColumnarBinder(prepared, columns, _binds_unset(prepared, nulls))
     step = 4096
     for start in range(0, binder.num_rows, step):
@@ -682,7 +684,7 @@ def insert_steps(session: Session, prepared_statement: PreparedStatement, column
     group: Grouping | None = (key_slots if batch_by_partition else
                               _replicas_of(session, prepared_statement.keyspace)
                               if batch_by_replica else None)
-    prepared = _prepared_of(prepared_statement)
+    prepared = prepared_of(prepared_statement)
     unset = _binds_unset(prepared, nulls)
     binder = ColumnarBinder(prepared, columns, unset)
     result = InsertResult(binder.num_rows)
@@ -751,7 +753,7 @@ class _FewerColumns:
                  statement_for: StatementFor | None) -> None:
         self.session = session
         self.ps = ps
-        self.prepared = _prepared_of(ps)
+        self.prepared = prepared_of(ps)
         self.names = [c.name for c in self.prepared.bind_columns]
         self.statement_for = statement_for
         self.statements: dict[tuple[str, ...], PreparedStatement] = {}
@@ -777,7 +779,7 @@ class _FewerColumns:
             except CodecError as exc:
                 failures.extend(InsertFailure(r, exc) for r in member_rows)
                 continue
-            fewer = _prepared_of(ps)
+            fewer = prepared_of(ps)
             out.append((ps, [Bound(fewer, [b.values[i] for i in kept]) for b in members],
                         member_rows))
         return out

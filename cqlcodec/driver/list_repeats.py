@@ -23,12 +23,19 @@ there, the target's ``writetime(c)`` (one entry per element, Cassandra 5.0) is r
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from cassandra.cluster import Session
-from cassandra.concurrent import execute_concurrent_with_args
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Session
+from cassandra.query import BoundStatement
+
+from cqlcodec import kinds as K
+from cqlcodec.codecs.cache import make_serializers
+from cqlcodec.columnar.bind import ColumnarBinder
+from cqlcodec.driver.columns import prepared_of
+from cqlcodec.driver.sender import send_all
 
 __all__ = ["OWN_WINDOW_US", "SKIP", "ListPlan", "ListRepeats", "decide", "list_columns",
            "plan_lists", "target_has_rows"]
@@ -101,63 +108,173 @@ def _source_times(times: Any, value: Any) -> list[int] | None:
     return [int(times)] * len(value)
 
 
-def plan_lists(session: Session, table: str, metadata: Any, values: Mapping[str, list[Any]],
-               times: Mapping[str, list[Any]], rows: Sequence[int], *, concurrency: int,
+# key kinds whose values, as the driver decodes them, cqlcodec encodes back to the very
+# bytes the server sent: rows read by partition are matched to the chunk's rows by them
+_MATCHABLE: Final = frozenset([K.ASCII, K.BIGINT, K.BLOB, K.BOOLEAN, K.INT, K.TEXT, K.UUID,
+                               K.TIMEUUID, K.VARINT, K.INET, K.SMALLINT, K.TINYINT,
+                               K.TIMESTAMP])
+PARTITIONS_PER_READ: Final = 50
+_I32: Final = struct.Struct(">i")
+
+
+def plan_lists(session: Session, table: str, metadata: Any, keys: Mapping[str, Any],
+               values: Mapping[str, list[Any]], times: Mapping[str, list[Any]],
+               rows: Sequence[int], *, concurrency: int,
                prepared: dict[str, Any] | None = None
                ) -> tuple[dict[tuple[int, str], ListPlan], dict[int, BaseException]]:
-    """The :class:`ListPlan` of every list cell of ``rows`` (indices into the columns of
-    ``values``, by table column name, with the source write times ``times`` of the list
-    columns) that is not written as the source has it, keyed by (row, column), after
-    reading the target's write times of those cells; and the rows whose read failed,
-    with the error (they are not written this time). ``prepared`` caches the reads'
-    statements by their text."""
+    """The :class:`ListPlan` of every list cell of ``rows`` that is not written as the
+    source has it, keyed by (row, column), after reading the target's write times of
+    those cells; and the rows whose read failed, with the error (they are not written
+    this time). ``keys`` holds the primary-key columns (as a load binds them), ``values``
+    the list columns and ``times`` their source write times, by table column name; rows
+    are indices into them. ``prepared`` caches the reads' statements by their text.
+
+    Partitions are read many at a time (``IN``) where their keys can be matched byte
+    for byte (a single partition-key column of a plain kind), else partition by partition,
+    else row by row."""
     regular, static = list_columns(metadata, [c for c in times if c in values])
+    columns = regular + static
     pk = [c.name for c in metadata.partition_key]
     ck = [c.name for c in metadata.clustering_key]
     plans: dict[tuple[int, str], ListPlan] = {}
     failed: dict[int, BaseException] = {}
-    for columns, keys in ((regular, [*pk, *ck]), (static, pk)):
-        if not columns:
-            continue
-        asked = [i for i in rows
-                 if any(values[c][i] is not None for c in columns)
-                 and all(values[k][i] is not None for k in keys)]
-        if not asked:
-            continue
-        selected = ", ".join(f"writetime({_quoted(c)})" for c in columns)
-        where = " AND ".join(f"{_quoted(k)} = ?" for k in keys)
-        limit = " LIMIT 1" if keys is pk and ck else ""
-        text = f"SELECT {selected} FROM {table} WHERE {where}{limit}"
-        statement = prepared.get(text) if prepared is not None else None
-        if statement is None:
-            statement = session.prepare(text)
+    asked = [i for i in rows if any(values[c][i] is not None for c in columns)]
+    if not asked:
+        return plans, failed
+
+    def statement(text: str) -> Any:
+        found = prepared.get(text) if prepared is not None else None
+        if found is None:
+            found = session.prepare(text)
             if prepared is not None:
-                prepared[text] = statement
-        params = [[values[k][i] for k in keys] for i in asked]
-        outcomes = execute_concurrent_with_args(session, statement, params,
-                                                concurrency=concurrency,
-                                                raise_on_first_error=False)
-        for i, (ok, found) in zip(asked, outcomes):
+                prepared[text] = found
+        return found
+
+    key_names = [*pk, *ck]
+    wanted = ", ".join(f"writetime({_quoted(c)})" for c in columns)
+    by_row = statement(f"SELECT {wanted} FROM {table} WHERE "
+                       + " AND ".join(f"{_quoted(k)} = ?" for k in key_names))
+    key_prepared = prepared_of(by_row)
+    encoded = ColumnarBinder(key_prepared, {k: _take(keys[k], asked) for k in key_names})
+    bound = {i: b for i, b in zip(asked, encoded.bind_rows(0, encoded.num_rows))
+             if all(v is not None for v in b.values[:len(pk)])}
+    asked = [i for i in asked if i in bound]  # a null partition key fails when written
+    kinds = [c.type.unwrapped().kind for c in key_prepared.bind_columns]
+    found: dict[tuple[Any, ...], list[Any]] = {}
+    result: Any
+    sends: list[Any] = []
+    sent_rows: list[list[int]] = []
+    if all(k in _MATCHABLE for k in kinds):
+        names = ", ".join(_quoted(k) for k in key_names)
+        partitions: dict[tuple[Any, ...], list[int]] = {}
+        for i in asked:
+            partitions.setdefault(tuple(bound[i].values[:len(pk)]), []).append(i)
+        groups = list(partitions.items())
+        if len(pk) == 1:
+            by_partitions = statement(f"SELECT {names}, {wanted} FROM {table} WHERE "
+                                      f"{_quoted(pk[0])} IN ?")
+            for at in range(0, len(groups), PARTITIONS_PER_READ):
+                part = groups[at:at + PARTITIONS_PER_READ]
+                sends.append(_bound(by_partitions, [_list_value([g[0][0] for g in part])]))
+                sent_rows.append([i for _, members in part for i in members])
+        else:
+            by_partition = statement(f"SELECT {names}, {wanted} FROM {table} WHERE "
+                                     + " AND ".join(f"{_quoted(k)} = ?" for k in pk))
+            for key, members in groups:
+                sends.append(_bound(by_partition, list(key)))
+                sent_rows.append(members)
+        serializers = make_serializers([c.type for c in key_prepared.bind_columns])
+        width = len(key_names)
+        for (ok, result), members in zip(send_all(session, sends, concurrency,
+                                                  EXEC_PROFILE_DEFAULT), sent_rows):
             if not ok:
-                failed[i] = found if isinstance(found, BaseException) else \
-                    RuntimeError(f"reading the list write times failed: {found!r}")
+                failed.update((i, _error(result)) for i in members)
                 continue
-            first = next(iter(found), None)
-            for j, column in enumerate(columns):
-                source = _source_times(times[column][i], values[column][i])
-                if source is None:
-                    continue
-                there = None if first is None else _cell(first, j)
-                plan = decide(there, source)
-                if plan is not None:
-                    plans[(i, column)] = plan
+            for row in result:
+                cells = _cells(row)
+                key = tuple(None if v is None else serializers[j].encode(v)
+                            for j, v in enumerate(cells[:width]))
+                found[key] = cells[width:]
+                found.setdefault(key[:len(pk)] + (None,) * len(ck), cells[width:])
+        there: dict[int, list[Any] | None] = {
+            i: found.get(tuple(bound[i].values)) for i in asked if i not in failed}
+        static_there: dict[int, list[Any] | None] = {i: found.get(tuple(bound[i].values[:len(pk)]) + (None,) * len(ck))
+                        for i in asked if i not in failed}
+    else:
+        there = {}
+        static_there = {}
+        by_key = [i for i in asked if all(v is not None for v in bound[i].values)]
+        sends = [_bound(by_row, list(bound[i].values)) for i in by_key]
+        for i, (ok, result) in zip(by_key, send_all(session, sends, concurrency,
+                                                    EXEC_PROFILE_DEFAULT)):
+            if ok:
+                first = next(iter(result), None)
+                there[i] = None if first is None else _cells(first)
+            else:
+                failed[i] = _error(result)
+        if static:
+            by_static = statement(f"SELECT {wanted} FROM {table} WHERE "
+                                  + " AND ".join(f"{_quoted(k)} = ?" for k in pk)
+                                  + (" LIMIT 1" if ck else ""))
+            asked_static = [i for i in asked if i not in failed]
+            sends = [_bound(by_static, list(bound[i].values[:len(pk)])) for i in asked_static]
+            for i, (ok, result) in zip(asked_static, send_all(session, sends, concurrency,
+                                                              EXEC_PROFILE_DEFAULT)):
+                if ok:
+                    first = next(iter(result), None)
+                    static_there[i] = None if first is None else _cells(first)
+                else:
+                    failed[i] = _error(result)
+    for i in asked:
+        if i in failed:
+            continue
+        for j, column in enumerate(columns):
+            source = _source_times(times[column][i], values[column][i])
+            if source is None:
+                continue
+            state = (static_there if column in static else there).get(i)
+            plan = decide(None if state is None else state[j], source)
+            if plan is not None:
+                plans[(i, column)] = plan
     return plans, failed
 
 
-def _cell(row: Any, index: int) -> Any:
+def _take(column: Any, rows: Sequence[int]) -> Any:
+    """Rows ``rows`` of a column: a list of Python values or an Arrow array."""
+    if isinstance(column, list):
+        return [column[i] for i in rows]
+    return column.take(list(rows))
+
+
+def _bound(statement: Any, values: list[Any]) -> BoundStatement:
+    """``statement`` with values already encoded (bytes), routed by the driver."""
+    bound = BoundStatement(statement)
+    bound.values = values
+    return bound
+
+
+def _list_value(items: Sequence[bytes | None]) -> bytes:
+    """The encoded ``list<...>`` of already encoded elements (an ``IN ?`` value)."""
+    out = [_I32.pack(len(items))]
+    for item in items:
+        if item is None:
+            out.append(_I32.pack(-1))
+        else:
+            out.append(_I32.pack(len(item)))
+            out.append(item)
+    return b"".join(out)
+
+
+def _error(outcome: object) -> BaseException:
+    if isinstance(outcome, BaseException):
+        return outcome
+    return RuntimeError(f"reading the list write times failed: {outcome!r}")
+
+
+def _cells(row: Any) -> list[Any]:
     if isinstance(row, Mapping):
-        return list(row.values())[index]
-    return row[index]
+        return list(row.values())
+    return list(row)
 
 
 class ListRepeats:
@@ -183,8 +300,9 @@ class ListRepeats:
         regular, static = list_columns(self.metadata, names)
         return regular + static
 
-    def plan(self, values: Mapping[str, list[Any]], times: Mapping[str, list[Any]],
-             rows: Sequence[int], *, again: bool, concurrency: int
+    def plan(self, keys: Mapping[str, Any], values: Mapping[str, list[Any]],
+             times: Mapping[str, list[Any]], rows: Sequence[int], *, again: bool,
+             concurrency: int
              ) -> tuple[dict[tuple[int, str], ListPlan], dict[int, BaseException]]:
         """The plans of the list cells of ``rows`` (``again``: rows sent before) and the
         rows whose read failed (see :func:`plan_lists` for the arguments): every row of
@@ -195,8 +313,8 @@ class ListRepeats:
             if self.had_rows is None:
                 self.had_rows = target_has_rows(self.session, self.table, self.metadata)
             if again or self.had_rows:
-                plans, failed = plan_lists(self.session, self.table, self.metadata, values,
-                                           times, rows, concurrency=concurrency,
+                plans, failed = plan_lists(self.session, self.table, self.metadata, keys,
+                                           values, times, rows, concurrency=concurrency,
                                            prepared=self.prepared)
         except Exception as exc:  # noqa: BLE001 - the rows wait for the next round, as a failed write would
             return {}, {i: exc for i in rows}

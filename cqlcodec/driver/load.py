@@ -548,8 +548,8 @@ def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[st
         plans: dict[tuple[int, str], ListPlan] = {}
         unread: dict[int, BaseException] = {}
         if lists:
-            plans, unread = repeats.plan(values, times, rows, again=attempt > 0,
-                                         concurrency=concurrency)
+            plans, unread = repeats.plan({k: chunk[k] for k in keys}, values, times, rows,
+                                         again=attempt > 0, concurrency=concurrency)
         sent = [r for r in rows if r not in unread]
         position = {r: j for j, r in enumerate(sent)}
         part = chunk if len(sent) == total else \

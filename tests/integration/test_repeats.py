@@ -322,3 +322,36 @@ def test_counters_with_nulls_load_and_round_trip(session: Session, tmp_path: Pat
     done = cli("load", cli_dst, str(tmp_path / "c"))
     assert done.returncode == 0, done.stderr
     assert {r.k: (r.a, r.b) for r in session.execute(f"SELECT * FROM {cli_dst}")} == want
+
+
+@pytest.mark.parametrize("keys", [
+    "k uuid, c timestamp, PRIMARY KEY (k, c)",              # partitions read 50 at a time
+    "k int, k2 text, c int, PRIMARY KEY ((k, k2), c)",      # partition by partition
+    "k date, c frozen<list<int>>, PRIMARY KEY (k, c)",      # row by row
+], ids=["in", "partition", "row"])
+def test_loaded_again_by_every_kind_of_lookup(session: Session, keys: str) -> None:
+    columns = f"{keys.split(', PRIMARY')[0]}, s list<int> static, l list<int>, " \
+        f"PRIMARY{keys.split(', PRIMARY')[1]}"
+    source = fresh(session, "kinds_src", columns)
+    names = [part.split()[0] for part in keys.split(", PRIMARY")[0].split(", ")]
+    ps = session.prepare(f"INSERT INTO {source} ({', '.join(names)}, s, l) VALUES "
+                         f"({', '.join('?' * len(names))}, ?, ?) USING TIMESTAMP ?")
+    import datetime
+    import uuid
+
+    for i in range(30):
+        key: dict[str, Any] = {
+            "k": (uuid.UUID(int=i // 3) if "uuid" in keys else
+                  datetime.date(2020, 1, 1 + i // 3) if "date" in keys else i // 3),
+            "k2": f"p{i // 3}",
+            "c": (datetime.datetime(2024, 1, 1, 0, 0, i % 3) if "timestamp" in keys else
+                  [i % 3, i] if "frozen" in keys else i % 3)}
+        session.execute(ps, [key[n] for n in names] + [[i // 3], [i, i + 1], 1000 + i])
+    data = cd.scan_table(session, source, writetime=True, ttl=True).to_arrow()
+    target = fresh(session, "kinds_dst", columns)
+    want = sorted(map(tuple, session.execute(
+        f"SELECT {', '.join(names)}, s, l, writetime(l) FROM {source}")))
+    for _ in range(2):
+        assert cd.load_table(session, target, data, chunk_rows=7).failures == []
+        assert sorted(map(tuple, session.execute(
+            f"SELECT {', '.join(names)}, s, l, writetime(l) FROM {target}"))) == want
