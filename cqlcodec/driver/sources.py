@@ -364,8 +364,7 @@ def _object_batches(pa: Any, obj: Any, chunk_rows: int) -> Iterator[Any]:
         yield from obj.to_batches(batch_size=chunk_rows)  # a pyarrow.dataset.Dataset
     elif module == "pandas" and hasattr(obj, "columns"):
         for start in range(0, len(obj), chunk_rows):
-            yield pa.RecordBatch.from_pandas(obj.iloc[start:start + chunk_rows],
-                                             preserve_index=False)
+            yield pandas_record_batch(pa, obj.iloc[start:start + chunk_rows])
     elif module == "polars" and hasattr(obj, "to_arrow"):
         for start in range(0, len(obj), chunk_rows):
             yield from obj.slice(start, chunk_rows).to_arrow().to_batches()
@@ -383,6 +382,46 @@ def _object_batches(pa: Any, obj: Any, chunk_rows: int) -> Iterator[Any]:
         raise LoadError(f"cannot load from a {type(obj).__name__}: give a file or directory "
                         "path, a pyarrow Table/Dataset/RecordBatchReader, a pandas or polars "
                         "DataFrame, or an iterable of record batches")
+
+
+def pandas_record_batch(pa: Any, frame: Any) -> Any:
+    """A pandas DataFrame as a record batch (its index left out). A column of
+    :class:`cqlcodec.Duration` objects (what ``to_pandas()`` gives for a duration
+    column) becomes a month_day_nano interval column, which pyarrow does not infer."""
+    from cqlcodec.values import Duration
+
+    held = [i for i in range(frame.shape[1])
+            if getattr(frame.dtypes.iloc[i], "kind", "") == "O" and _first_value_is(frame.iloc[:, i], Duration)]
+    if not held:
+        return pa.RecordBatch.from_pandas(frame, preserve_index=False)
+    arrays = [_interval_array(pa, frame.iloc[:, i]) if i in held
+              else pa.array(frame.iloc[:, i], from_pandas=True) for i in range(frame.shape[1])]
+    arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+    return pa.RecordBatch.from_arrays(arrays, names=[str(c) for c in frame.columns])
+
+
+def _first_value_is(column: Any, cls: type) -> bool:
+    for v in column:
+        if v is not None and v == v:  # NaN, pandas' own missing value, is not equal to itself
+            return isinstance(v, cls)
+    return False
+
+
+def _interval_array(pa: Any, column: Any) -> Any:
+    """A pandas column of Duration objects (None or NaN for null) as Arrow intervals;
+    any other value is refused naming the column."""
+    from cqlcodec.values import Duration
+
+    values: list[Any] = []
+    for v in column:
+        if isinstance(v, Duration):
+            values.append(pa.MonthDayNano([v.months, v.days, v.nanoseconds]))
+        elif v is None or v != v:
+            values.append(None)
+        else:
+            raise LoadError(f"a {type(v).__name__} among Duration objects: {v!r}",
+                            column=str(column.name))
+    return pa.array(values, pa.month_day_nano_interval())
 
 
 # --------------------------------------------------------------------------- CSV
