@@ -5,6 +5,7 @@ are Arrow decimal256(76, 0) numbers (binary beyond, and in polars)."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 import pytest
 from hotwire import Cell, rows_body
@@ -24,7 +25,7 @@ from cqlcodec.driver.columns import ColumnPages, ResultConsumedError  # noqa: E4
 from cqlcodec.driver.sources import pandas_record_batch  # noqa: E402
 
 
-def _body(cql: str, values: list[object]) -> bytes:
+def _body(cql: str, values: Sequence[object]) -> bytes:
     t = parse_type(cql)
     cells: list[Cell] = [None if v is None else bytes(t.serialize(v)) for v in values]
     return rows_body([col("k", "int"), col("c", cql)],
