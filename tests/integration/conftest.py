@@ -55,6 +55,20 @@ def new_cluster(protocol_version: int, **kwargs: Any) -> Cluster:
                    connect_timeout=20, control_connection_timeout=20)
 
 
+def keyspace_session(keyspace: str) -> Iterator[Session]:
+    """A protocol v5 session with cqlcodec installed and the keyspace ``keyspace`` made
+    anew (replication factor 1), dropped at the end: the body of a module's fixture."""
+    cluster = new_cluster(5)
+    cqlcodec.driver.install(cluster)
+    s = cluster.connect()
+    s.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
+    s.execute(f"CREATE KEYSPACE {keyspace} WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    yield s
+    s.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
+    cluster.shutdown()
+
+
 class SessionPair:
     """The same server through the driver alone and through the driver with cqlcodec."""
 

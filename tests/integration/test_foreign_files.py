@@ -17,7 +17,7 @@ from cassandra.cluster import Session
 
 import cqlcodec.driver as cd
 
-from .conftest import new_cluster
+from .conftest import keyspace_session
 
 pd = pytest.importorskip("pandas")
 pl = pytest.importorskip("polars")
@@ -43,15 +43,7 @@ ROWS: list[tuple[Any, ...]] = [
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[Session]:
-    cluster = new_cluster(5)
-    cd.install(cluster)
-    s = cluster.connect()
-    s.execute(f"DROP KEYSPACE IF EXISTS {KS}")
-    s.execute(f"CREATE KEYSPACE {KS} WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    yield s
-    s.execute(f"DROP KEYSPACE IF EXISTS {KS}")
-    cluster.shutdown()
+    yield from keyspace_session(KS)
 
 
 def fresh(session: Session, name: str) -> str:
