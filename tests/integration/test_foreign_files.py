@@ -167,7 +167,8 @@ def test_pandas_default_json_dates_are_refused_not_misread(session: Session,
                                                            tmp_path: Path) -> None:
     """``to_json``'s default ``date_format="epoch"`` writes timestamps and dates as
     milliseconds: timestamps load; a date column cannot tell milliseconds from its own
-    day counts, so the load stops at the first such date, naming it."""
+    day counts, so the load stops at the first such date, naming it (the docs list the
+    dates near 1970 whose milliseconds are day counts in range too)."""
     path = tmp_path / "epoch.jsonl"
     pandas_frame().drop(columns="d").to_json(path, orient="records", lines=True,
                                              date_format="epoch")
