@@ -197,7 +197,7 @@ def test_wide_decimal_and_varint_forms() -> None:
     t_dec = parse_type("decimal")
     t_var = parse_type("varint")
     mixed = [decimal.Decimal("1.5"), decimal.Decimal("2.25"), None]
-    huge = [10**40, -(10**39), None]
+    huge = [10**80, -(10**39), None]  # 77 digits or more: binary (39 to 76: decimal256)
     mid = [10**30, 1, None]
     body = rows_body([col("d", "decimal"), col("v", "varint"), col("m", "varint")],
                      [[None if a is None else t_dec.serialize(a),

@@ -79,7 +79,7 @@ def test_a_stream_failing_part_way_raises_in_pyarrow(consume: str) -> None:
     # pyarrow releases a failed stream while its exception is pending; a ctypes release
     # callback cannot run then (the process used to abort)
     pa = pytest.importorskip("pyarrow")
-    items = varint_pages(1, 2**200)  # int64 on the first page, binary on the second
+    items = varint_pages(1, 2**300)  # int64 on the first page, binary on the second
     with pytest.raises(pa.ArrowInvalid, match='column "v".*cast exactly'):
         if consume == "table":
             pa.table(Exported(items))
@@ -89,7 +89,7 @@ def test_a_stream_failing_part_way_raises_in_pyarrow(consume: str) -> None:
 
 def test_the_ctypes_stream_failing_part_way_raises_in_polars() -> None:
     pl = pytest.importorskip("polars")
-    items = varint_pages(1, 2**200)
+    items = varint_pages(1, 2**300)
 
     class CtypesExported:
         def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -104,10 +104,10 @@ def test_the_ctypes_stream_failing_part_way_raises_in_polars() -> None:
 
 def test_pages_of_different_varint_types_make_one_exact_table() -> None:
     pa = pytest.importorskip("pyarrow")
-    table = arrow_table_of(varint_pages(1, -(2**200), 3))
+    table = arrow_table_of(varint_pages(1, -(2**300), 3))
     assert table.schema.field("v").type == pa.binary()
     assert [int.from_bytes(v, "big", signed=True) for v in table.column("v").to_pylist()] == [
-        1, -(2**200), 3]
+        1, -(2**300), 3]
     decimals = arrow_table_of(batches(page(0, 2, scale=1), page(2, 2, scale=4)))
     assert decimals.column("d").to_pylist() == [
         decimal.Decimal(i).scaleb(-s) for i, s in [(0, 1), (1, 1), (2, 4), (3, 4)]]

@@ -20,7 +20,7 @@ from cassandra.cluster import Session
 
 from cqlcodec.aio.bridge import decode_page, off_loop, raw_page_of
 from cqlcodec.columnar.batch import ColumnBatch
-from cqlcodec.columnar.unify import arrow_table_of
+from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.outage import host_watch
 from cqlcodec.driver.scan import (
     ParquetSink,
@@ -248,11 +248,10 @@ class AsyncTableScan:
         return await off_loop(arrow_table_of, await self._batches())
 
     async def to_pandas(self) -> Any:
-        """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns; needs pyarrow."""
-        import pandas
-
+        """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns (duration
+        columns of :class:`cqlcodec.Duration` objects); needs pyarrow."""
         table = await self.to_arrow()
-        return await off_loop(lambda: table.to_pandas(types_mapper=pandas.ArrowDtype))
+        return await off_loop(pandas_frame_of, table)
 
     async def to_polars(self) -> Any:
         """Every row as one polars DataFrame (pages concatenated without copying)."""

@@ -123,6 +123,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--nulls-delete", action="store_true",
                    help="write null cells as deletions (tombstones), so that a null clears "
                         "what the table holds; by default a null is left unwritten")
+    p.add_argument("--time-zone", type=_time_zone, default="UTC", metavar="ZONE",
+                   help="the zone of CSV and JSON lines timestamps written without one: "
+                        "an IANA name (Europe/Paris), an offset (+02:00) or UTC (default)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, no summary line")
     add_connection_options(p)
     p.set_defaults(run=cmd_load, error_status=exits.BAD_INPUT)
@@ -164,6 +167,16 @@ def _rate(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
     return value
+
+
+def _time_zone(text: str) -> str:
+    from cqlcodec.driver.time_text import time_zone_of
+
+    try:
+        time_zone_of(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _scan_options(p: argparse.ArgumentParser) -> None:
@@ -468,7 +481,8 @@ def cmd_load(args: argparse.Namespace) -> int:
                 nulls="delete" if args.nulls_delete else "unset",
                 max_errors=args.max_errors if args.max_errors is not None else
                 (1 << 62 if tolerant else None),
-                bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate)
+                bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate,
+                time_zone=args.time_zone)
         except LoadError as exc:
             if not tolerant or "bad rows" not in exc.reason:
                 raise

@@ -26,7 +26,7 @@ from ctypes import CFUNCTYPE, Structure, c_char_p, c_int, c_int64, c_void_p
 from typing import Any, Final
 
 from cqlcodec import kinds as K
-from cqlcodec.columnar.builders import DurationNode, FixedNode, ListNode, Node
+from cqlcodec.columnar.builders import DEC256_VARINT, DurationNode, FixedNode, ListNode, Node, VarintNode
 from cqlcodec.columnar.ctypes_guard import address_kept_forever, guarded
 
 FLAG_NULLABLE: Final = 2
@@ -246,8 +246,10 @@ def field_of(node: Node, name: str, nullable: bool = True,
              interval_as_struct: bool = False) -> Field:
     """The schema/array description of a finished builder.
 
-    ``interval_as_struct`` exports durations as ``struct<months: int32, days: int32,
-    nanoseconds: int64>`` (for readers without month_day_nano intervals, e.g. polars)."""
+    ``interval_as_struct`` is the export for polars, which imports neither Arrow
+    month_day_nano intervals nor decimal256: durations as ``struct<months: int32,
+    days: int32, nanoseconds: int64>`` and varints of 39 to 76 digits as their
+    two's-complement ``binary`` (as varints of more digits always are)."""
     kids: list[Field] = []
     if isinstance(node, ListNode):
         if node.kind == K.MAP:
@@ -276,6 +278,9 @@ def field_of(node: Node, name: str, nullable: bool = True,
                 for fmt, part, data in zip(("i", "i", "l"), ("months", "days", "nanoseconds"),
                                            parts)]
         return Field("+s", name, nullable, node.length, node.nulls, [node.validity()], kids)
+    if interval_as_struct and isinstance(node, VarintNode) and node.fmt == DEC256_VARINT:
+        return Field("Z" if node.large else "z", name, nullable, node.length, node.nulls,
+                     [node.validity(), node.offs, node.blob], [])
     if isinstance(node, FixedNode) and node.lazy:
         read_from_body(node)
     return Field(node.fmt, name, nullable, node.length, node.nulls,

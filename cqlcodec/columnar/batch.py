@@ -8,6 +8,7 @@ from typing import Any
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
 from cqlcodec.columnar import arrow, export
 from cqlcodec.columnar.builders import Node, column_pylist
+from cqlcodec.columnar.unify import pandas_frame_of
 from cqlcodec.columnar.walk import Page, decode_page
 from cqlcodec.errors import DecodeError
 from cqlcodec.protocol.columns import ColumnSpec
@@ -223,20 +224,23 @@ class ColumnBatch:
     def to_pandas(self) -> Any:
         """A pandas DataFrame. With pyarrow installed every column keeps its exact Arrow
         type as a ``pandas.ArrowDtype`` (nullable integers, nanosecond times, decimals,
-        lists...; zero copy for fixed-width columns); without pyarrow, columns come from
-        :meth:`Column.to_numpy` (object columns for types without a numpy form)."""
+        lists...; zero copy for fixed-width columns), except a duration column, which
+        holds :class:`cqlcodec.Duration` objects (see
+        :func:`cqlcodec.columnar.unify.pandas_frame_of`); without pyarrow, columns come
+        from :meth:`Column.to_numpy` (object columns for types without a numpy form)."""
         import pandas
 
         try:
             import pyarrow
         except ImportError:
             return pandas.DataFrame({c.name: c.to_numpy() for c in self._columns})
-        return pyarrow.table(self).to_pandas(types_mapper=pandas.ArrowDtype)
+        return pandas_frame_of(pyarrow.table(self))
 
     def to_polars(self) -> Any:
-        """A polars DataFrame (read through the Arrow stream). polars does not import
-        Arrow month_day_nano intervals: duration columns become
-        ``struct{months, days, nanoseconds}`` here."""
+        """A polars DataFrame (read through the Arrow stream). polars imports neither
+        Arrow month_day_nano intervals nor decimal256: duration columns become
+        ``struct{months, days, nanoseconds}`` here, and a varint column whose page needs
+        39 to 76 digits its two's-complement ``Binary`` (as with more digits)."""
         import polars
 
         return polars.DataFrame(_Stream(self._field(True)))

@@ -65,6 +65,9 @@ INT32_MAX: Final = 0x7FFFFFFF
 NANOS_PER_DAY: Final = 86400 * 1000000000
 _DATE_OFFSET: Final = 1 << 31
 _DEC128_LIMIT: Final = 10 ** 38
+_DEC256_LIMIT: Final = 10 ** 76
+DEC256_VARINT: Final = "d:76,0,256"
+"""The Arrow format of a varint page whose values need 39 to 76 digits."""
 _EMPTY: Final = b""
 SPENT: Final = BytesWriter()
 """A writer never written to: the buffers of a finished builder, and the validity
@@ -702,8 +705,10 @@ def _binary_format(mode: int, large: bool) -> str:
 
 class VarintNode(BinaryNode):
     """varint: int64 when every value of the page fits, else decimal128(38, 0) when every
-    value has at most 38 digits, else binary: the big-endian two's complement bytes as on
-    the wire (exact, and free of int-to-text limits)."""
+    value has at most 38 digits, else decimal256(76, 0) when every value has at most 76
+    digits, else (one value of 77 digits or more makes the whole page so) binary: the
+    big-endian two's complement bytes as on the wire (exact, and free of int-to-text
+    limits)."""
 
     def __init__(self, t: CqlType, large: bool, codec: Codec) -> None:
         super().__init__(t, BIN_RAW, large, codec)
@@ -719,7 +724,7 @@ class VarintNode(BinaryNode):
 
     def finish_data(self) -> None:
         super().finish_data()
-        if self.widest > 17:  # more than 38 digits
+        if self.widest > 32:  # more than 76 digits (a minimal encoding)
             self.fmt = "Z" if self.large else "z"
             return
         if self.widest <= 8:
@@ -739,6 +744,10 @@ class VarintNode(BinaryNode):
         if all([-_DEC128_LIMIT < v < _DEC128_LIMIT for v in ints]):
             self.fmt = "d:38,0"
             self.converted = _dec128(ints)
+            return
+        if all([-_DEC256_LIMIT < v < _DEC256_LIMIT for v in ints]):
+            self.fmt = DEC256_VARINT
+            self.converted = _decimal_words(ints, 32)
             return
         self.fmt = "Z" if self.large else "z"
 
@@ -817,10 +826,16 @@ def _offset_at(offs: bytes, i: i64, large: bool) -> int:
 
 
 def _dec128(ints: list[int]) -> bytes:
+    return _decimal_words(ints, 16)
+
+
+def _decimal_words(ints: list[int], width: int) -> bytes:
+    """Arrow decimal values: each int as a ``width``-byte two's complement integer in
+    the machine's order."""
     w = BytesWriter()
     order = sys.byteorder
     for v in ints:
-        w.write(v.to_bytes(16, order, signed=True))
+        w.write(v.to_bytes(width, order, signed=True))
     return w.getvalue()
 
 

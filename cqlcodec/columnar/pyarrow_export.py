@@ -24,9 +24,10 @@ def _parametrised(pa: Any, fmt: str) -> Any:
     head, _, arg = fmt.partition(":")
     if head == "w":
         return pa.binary(int(arg))
-    if head == "d":
-        precision, _, scale = arg.partition(",")
-        return pa.decimal128(int(precision), int(scale))
+    if head == "d":  # d:precision,scale[,bitwidth]
+        parts = arg.split(",")
+        make = pa.decimal256 if len(parts) > 2 and parts[2] == "256" else pa.decimal128
+        return make(int(parts[0]), int(parts[1]))
     if head == "tsm":
         return pa.timestamp("ms", tz=arg or None)
     raise ValueError(f"cqlcodec: no pyarrow type for Arrow format {fmt!r}")

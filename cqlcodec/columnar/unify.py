@@ -1,11 +1,13 @@
 """Pages of one result into one pyarrow table, whatever Arrow type each page gave a column.
 
-A varint or decimal column's Arrow type depends on the values of its page (int64 or
-decimal128 or two's-complement binary for varints, the page's scale for decimals), so
-the pages of one result may disagree. :func:`arrow_table_of` gives such a column the
-type that holds every page exactly: decimal128(38, 0) for int64 and decimal128
-varints, binary when a varint needed it, the widest scale for decimals, else their
-exact text; anything else is refused with :class:`StreamSchemaError`.
+A varint or decimal column's Arrow type depends on the values of its page (int64,
+decimal128(38, 0), decimal256(76, 0) or two's-complement binary for varints, the page's
+scale for decimals), so the pages of one result may disagree. :func:`arrow_table_of`
+gives such a column the type that holds every page exactly: the widest decimal of
+int64 and decimal varints (decimal128(38, 0), or decimal256(76, 0) when a page needed
+it), binary when a varint needed it, the widest scale for decimals, else their exact
+text; anything else is refused with :class:`StreamSchemaError`.
+:func:`pandas_frame_of` makes the pandas DataFrame of such a table.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cqlcodec.columnar.stream import StreamSchemaError
+from cqlcodec.values import Duration
 
 
 def arrow_table_of(batches: Iterable[Any]) -> Any:
@@ -64,6 +67,8 @@ def _common_type(name: str, types: set[Any]) -> Any:
     decimals = {t for t in types if pyarrow.types.is_decimal(t)}
     others = types - decimals
     if others <= {pyarrow.int64()} and decimals and all(t.scale == 0 for t in decimals):
+        if any(pyarrow.types.is_decimal256(t) for t in decimals):
+            return pyarrow.decimal256(76, 0)
         return pyarrow.decimal128(38, 0)
     if others <= {pyarrow.int64(), pyarrow.binary()} and pyarrow.binary() in others \
             and all(t.scale == 0 for t in decimals):
@@ -95,3 +100,26 @@ def _cast_exactly(name: str, array: Any, target: Any) -> Any:
 
 def _twos_complement(value: int) -> bytes:
     return value.to_bytes(max(1, (value.bit_length() + 8) // 8), "big", signed=True)
+
+
+def pandas_frame_of(table: Any) -> Any:
+    """The pandas DataFrame of a ``pyarrow.Table`` of query results: every column a
+    ``pandas.ArrowDtype`` (its exact Arrow type), except ``duration`` columns (Arrow
+    month_day_nano intervals, which ``ArrowDtype`` columns cannot print), which hold
+    :class:`cqlcodec.Duration` objects (``None`` for null), the values the row path
+    gives. Durations inside collections, tuples and UDTs stay ``ArrowDtype`` (pandas
+    shows them as ``DateOffset`` objects)."""
+    import pandas
+    import pyarrow
+
+    frame = table.to_pandas(types_mapper=pandas.ArrowDtype)
+    for i, f in enumerate(table.schema):
+        if pyarrow.types.is_interval(f.type):
+            frame.isetitem(i, pandas.Series(_durations(table.column(i)), index=frame.index,
+                                            dtype=object))
+    return frame
+
+
+def _durations(column: Any) -> list[Any]:
+    return [None if v is None else Duration(v.months, v.days, v.nanoseconds)
+            for v in column.to_pylist()]

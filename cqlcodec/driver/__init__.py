@@ -58,6 +58,7 @@ from cqlcodec.driver.columns import (
     InsertError,
     InsertFailure,
     InsertResult,
+    ResultConsumedError,
     execute_columns,
     insert_columns,
 )
@@ -92,7 +93,7 @@ from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 __all__ = [
     "SUPPORTED_DRIVERS", "ColumnPages", "connection_class", "Connect", "ConnectError", "Tls", "close_sessions",
     "session_for", "CqlcodecBoundStatement", "CqlcodecPreparedStatement",
-    "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options",
+    "DriverDecodeError", "InsertError", "InsertFailure", "InsertResult", "Options", "ResultConsumedError",
     "UnsupportedDriverError", "cql_type_of", "driver_name", "driver_version", "execute_columns",
     "input_adapter", "insert_columns", "install", "installed_options", "value_converter",
     # whole tables (driver/splits.py, driver/scan.py)

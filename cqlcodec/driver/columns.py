@@ -45,7 +45,7 @@ from cqlcodec.codecs.encryption import ColumnEncryptionPolicy
 from cqlcodec.columnar.batch import ColumnBatch, decode_columns, joined_numpy
 from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.columnar.stream import stream_capsule_of
-from cqlcodec.columnar.unify import arrow_table_of
+from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.batching import MutationSizer, is_batch_too_large
 from cqlcodec.driver.sender import EncodedBatch, Outcomes, Sends, run_steps
 from cqlcodec.errors import CodecError, DecodeError
@@ -54,8 +54,9 @@ from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
 from cqlcodec.values import UNSET
 
-__all__ = ["NULLS", "ColumnPages", "InsertError", "InsertFailure", "InsertResult", "bind_all",
-           "check_nulls", "execute_columns", "insert_columns", "insert_steps", "prepared_of"]
+__all__ = ["NULLS", "ColumnPages", "InsertError", "InsertFailure", "InsertResult",
+           "ResultConsumedError", "bind_all", "check_nulls", "execute_columns", "insert_columns",
+           "insert_steps", "prepared_of"]
 
 _I32: Final = struct.Struct(">i")
 _ROWS_KIND: Final = 2
@@ -182,14 +183,28 @@ def columnar_handler(base: type[_ProtocolHandler]) -> type[_ProtocolHandler]:
 
 # --------------------------------------------------------------------------- reading
 
+class ResultConsumedError(CodecError):
+    """A :class:`ColumnPages` was asked for its pages after they were all given out:
+    the pages of a query are read once. ``consumed_by`` names what read them
+    (``"to_arrow()"``, ``"iteration"``...)."""
+
+    def __init__(self, consumed_by: str) -> None:
+        super().__init__(f"the pages of this query were already consumed by {consumed_by}: "
+                         "a ColumnPages is read once (keep the table it gave, or run the "
+                         "query again)")
+        self.consumed_by = consumed_by
+
+
 class ColumnPages:
     """The pages of one query as :class:`~cqlcodec.ColumnBatch` es (see :func:`execute_columns`).
 
     Iterating gives one batch per page, fetched and decoded as you go (single pass: a
     batch is not kept here once given out). ``__arrow_c_stream__`` exports the
     remaining pages as one Arrow stream (``pyarrow.table(pages)``,
-    ``polars.DataFrame(pages)``, DuckDB); :meth:`to_arrow`, :meth:`to_pandas` and
-    :meth:`to_polars` collect them into one table.
+    ``polars.DataFrame(pages)``, DuckDB); :meth:`to_arrow`, :meth:`to_pandas`,
+    :meth:`to_polars` and :meth:`to_numpy` collect them into one table. Once one of
+    these (or iterating to the end) has taken every page, asking again raises
+    :class:`ResultConsumedError` naming what consumed them.
     """
 
     def __init__(self, future: ResponseFuture | None, fetch_size: int | None,
@@ -201,6 +216,7 @@ class ColumnPages:
         self._pending = future is not None
         self._pages = 0
         self._fetched = fetched
+        self._consumed_by = ""
         self._first: RawPage | None = None if future is None else self._wait()
 
     @staticmethod
@@ -228,17 +244,29 @@ class ColumnPages:
     def __iter__(self) -> Iterator[ColumnBatch]:
         return self
 
+    def _consume(self, by: str) -> None:
+        """Marks the pages as taken by ``by`` (a collecting call), or raises
+        :class:`ResultConsumedError` when something took them before."""
+        if self._consumed_by:
+            raise ResultConsumedError(self._consumed_by)
+        self._consumed_by = by
+
+    def _end(self) -> ColumnBatch:
+        if not self._consumed_by:
+            self._consumed_by = "iteration"
+        raise StopIteration
+
     def __next__(self) -> ColumnBatch:
         if self._fetched is not None:
             if not self._fetched:
-                raise StopIteration
+                return self._end()
             batch = self._fetched.pop()
         else:
             page = self._first
             self._first = None
             if page is None:
                 if not self._pending:
-                    raise StopIteration
+                    return self._end()
                 page = self._wait()
             assert self._future is not None
             keep, self._pending = follow_page(self._future, page, self._limit, self._delivered)
@@ -250,9 +278,10 @@ class ColumnPages:
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Arrow PyCapsule interface: the remaining pages as one stream of record batches
         (pulled page by page as the consumer reads)."""
+        self._consume("__arrow_c_stream__() (pyarrow.table, polars.DataFrame, DuckDB)")
         first = next(self, None)
-        if first is None:
-            raise CodecError("the pages of this query have already been read")
+        if first is None:  # iterated up to the end, not past it
+            raise ResultConsumedError("iteration")
         while len(first) == 0:  # the schema comes from a page with rows, if there is one
             following = next(self, None)
             if following is None:
@@ -264,14 +293,15 @@ class ColumnPages:
         """The remaining pages as one ``pyarrow.Table`` (one record batch per page; a varint
         or decimal column typed differently by different pages gets one exact type, see
         :func:`cqlcodec.columnar.unify.arrow_table_of`)."""
+        self._consume("to_arrow()")
         return arrow_table_of(self)
 
     def to_pandas(self) -> Any:
         """The remaining pages as one pandas DataFrame with ``pandas.ArrowDtype``
-        columns (see :meth:`cqlcodec.ColumnBatch.to_pandas`); needs pyarrow."""
-        import pandas
-
-        return self.to_arrow().to_pandas(types_mapper=pandas.ArrowDtype)
+        columns (duration columns of :class:`cqlcodec.Duration` objects; see
+        :meth:`cqlcodec.ColumnBatch.to_pandas`); needs pyarrow."""
+        self._consume("to_pandas()")
+        return pandas_frame_of(arrow_table_of(self))
 
     def to_numpy(self, columns: Sequence[str | int] | None = None) -> dict[str, Any]:
         """The remaining pages as ``{name: array}``, one numpy array per column over all
@@ -280,9 +310,10 @@ class ColumnPages:
         Each array is allocated once and every page written into it: a fixed-width numeric
         vector column goes from the pages' bytes straight into one ``(rows, n)`` matrix,
         without a matrix per page and a concatenation. Needs numpy."""
+        self._consume("to_numpy()")
         batches = list(self)
-        if not batches:
-            raise CodecError("the pages of this query have already been read")
+        if not batches:  # iterated up to the end, not past it
+            raise ResultConsumedError("iteration")
         picked = range(len(batches[0].names)) if columns is None else columns
         out: dict[str, Any] = {}
         for key in picked:
@@ -295,6 +326,7 @@ class ColumnPages:
         copying; see :meth:`cqlcodec.ColumnBatch.to_polars` for durations)."""
         import polars
 
+        self._consume("to_polars()")
         frames: list[Any] = []
         empty: Any = None
         for batch in self:  # an empty page may type a column differently: leave it out

@@ -18,9 +18,12 @@ uuid, timeuuid                         string, the standard form
 inet                                   string (``"10.0.0.1"``, ``"::1"``)
 timestamp                              string, ``"2024-05-17T10:00:00.123Z"`` (UTC,
                                        milliseconds); outside years 1-9999 an integer
-                                       of milliseconds since 1970
+                                       of milliseconds since 1970. Read: any form of
+                                       :mod:`cqlcodec.driver.time_text` (without a
+                                       zone, in the load's time zone)
 date                                   string ``"2024-05-17"``; outside years 1-9999
-                                       an integer of days since 1970-01-01
+                                       an integer of days since 1970-01-01. Read: also
+                                       a datetime at midnight
 time                                   string ``"10:00:00.000000123"`` (nanoseconds)
 duration                               object ``{"months": m, "days": d,
                                        "nanoseconds": n}``
@@ -43,6 +46,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from cqlcodec import kinds as K
+from cqlcodec.driver.time_text import UTC, date_days, timestamp_ms
 from cqlcodec.types.model import CqlType
 from cqlcodec.values import Date, Duration, Time
 
@@ -126,22 +130,25 @@ def _date_of_days(days: int) -> Any:
         return Date(days)
 
 
-def from_json(obj: Any, t: CqlType) -> Any:
+def from_json(obj: Any, t: CqlType, time_zone: datetime.tzinfo = UTC) -> Any:
     """The value to bind for CQL type ``t`` from its JSON form ``obj`` (the inverse of
-    :func:`to_json`). ``ValueError`` for a value of the wrong shape."""
+    :func:`to_json`); timestamps written without a zone are wall times in
+    ``time_zone``. ``ValueError`` for a value of the wrong shape
+    (:class:`~cqlcodec.driver.time_text.TimeTextError` for a timestamp or date)."""
     if obj is None:
         return None
     t = t.unwrapped()
     kind = t.kind
     if kind in (K.LIST, K.SET, K.VECTOR):
         element = t.subtypes[0]
-        return [from_json(v, element) for v in _array(obj, t)]
+        return [from_json(v, element, time_zone) for v in _array(obj, t)]
     if kind == K.MAP:
         key_type, value_type = t.subtypes
         items = obj.items() if isinstance(obj, dict) else _array(obj, t)
-        return {_hashable(from_json(k, key_type)): from_json(v, value_type) for k, v in items}
+        return {_hashable(from_json(k, key_type, time_zone)): from_json(v, value_type, time_zone)
+                for k, v in items}
     if kind == K.TUPLE:
-        return tuple(from_json(v, s) for v, s in zip(_array(obj, t), t.subtypes))
+        return tuple(from_json(v, s, time_zone) for v, s in zip(_array(obj, t), t.subtypes))
     if kind == K.UDT:
         if not isinstance(obj, dict):
             raise ValueError(f"expected a JSON object for {t.cql_name}, got {obj!r}")
@@ -149,8 +156,8 @@ def from_json(obj: Any, t: CqlType) -> Any:
         unknown = [k for k in obj if k not in types]
         if unknown:
             raise ValueError(f"{t.cql_name} has no field(s) {', '.join(unknown)}")
-        return {name: from_json(v, types[name]) for name, v in obj.items()}
-    return _scalar_from_json(obj, kind, t)
+        return {name: from_json(v, types[name], time_zone) for name, v in obj.items()}
+    return _scalar_from_json(obj, kind, t, time_zone)
 
 
 def _array(obj: Any, t: CqlType) -> list[Any]:
@@ -167,7 +174,7 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-def _scalar_from_json(obj: Any, kind: int, t: CqlType) -> Any:
+def _scalar_from_json(obj: Any, kind: int, t: CqlType, time_zone: datetime.tzinfo) -> Any:
     if kind in (K.FLOAT, K.DOUBLE) and isinstance(obj, str):
         if obj not in _SPECIAL_FLOATS:
             raise ValueError(f"{obj!r} is no {t.cql_name}")
@@ -182,14 +189,9 @@ def _scalar_from_json(obj: Any, kind: int, t: CqlType) -> Any:
     if kind == K.INET:
         return ipaddress.ip_address(str(obj))
     if kind == K.TIMESTAMP:
-        if isinstance(obj, int):
-            return obj
-        text = str(obj).replace("Z", "+00:00")
-        return datetime.datetime.fromisoformat(text)
+        return obj if isinstance(obj, int) else timestamp_ms(str(obj), time_zone)
     if kind == K.DATE:
-        if isinstance(obj, int):
-            return Date(obj)
-        return datetime.date.fromisoformat(str(obj))
+        return Date(obj if isinstance(obj, int) else date_days(str(obj)))
     if kind == K.TIME:
         if isinstance(obj, int):
             return Time(obj)

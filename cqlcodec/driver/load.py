@@ -13,6 +13,7 @@ before the next one is read).
 
 from __future__ import annotations
 
+import datetime
 import re
 import threading
 import time
@@ -56,6 +57,7 @@ from cqlcodec.driver.sources import (
 )
 from cqlcodec.driver.splits import SplitPlanError, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
+from cqlcodec.driver.time_text import time_zone_of
 from cqlcodec.errors import BindError
 
 __all__ = ["LoadProgress", "load_table", "resolve_table"]
@@ -106,7 +108,8 @@ def load_table(session: Session, table: str, source: object, *,
                stdin_format: str | None = None, max_errors: int | None = None,
                bad_rows: BadRowsFile | None = None, dry_run: bool = False,
                rate: float | None = None, stop: threading.Event | None = None,
-               nulls: str = "unset") -> InsertResult:
+               nulls: str = "unset",
+               time_zone: str | datetime.tzinfo | None = None) -> InsertResult:
     """Write every row of ``source`` into ``table`` ("ks.table") and return the
     :class:`InsertResult` (``rows``, ``requests``, ``failures`` with each row's index in
     the whole load, counting from 0 across the files in order).
@@ -152,7 +155,12 @@ def load_table(session: Session, table: str, source: object, *,
     ``ignore_writetime=True`` leaves those columns out (the server's times of now).
     JSON lines files (``.jsonl``, see :mod:`cqlcodec.driver.json_values`) and
     compressed CSV or JSON lines (``.gz``, ``.zst``) are read too; the source ``"-"``
-    is stdin, in ``stdin_format`` (``csv`` or ``jsonl``).
+    is stdin, in ``stdin_format`` (``csv`` or ``jsonl``). Their timestamps and dates are
+    read in every form of :mod:`cqlcodec.driver.time_text` (with or without a zone, ``T``
+    or a space, any fraction, truncated to the millisecond; epoch milliseconds; a date
+    as a midnight datetime); ``time_zone`` (an IANA name such as ``"Europe/Paris"``, an
+    offset such as ``"+02:00"``, or a ``tzinfo``; default UTC, as dsbulk's
+    ``codec.timeZone``) is the zone of timestamps written without one.
     A non-frozen list written with its write time where a copy of it may already be
     (a row sent again, or a load into a table that held rows when it began) is first
     looked up in the target (its ``writetime``) and written so that it never doubles:
@@ -190,6 +198,7 @@ def load_table(session: Session, table: str, source: object, *,
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     check_nulls(nulls)
+    zone = time_zone_of(time_zone)
     timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
     check_retry_options(timeout, retries)
     pa = arrow_module()
@@ -230,7 +239,8 @@ def load_table(session: Session, table: str, source: object, *,
                 all_types = {**time_types, **cql_types}
                 csv_types = {src: all_types[renamed.get(src, src)] for src in
                              (peek_columns(part) or []) if renamed.get(src, src) in all_types}
-                chunks = open_source(part, chunk_rows, csv_types, json_types, tolerant=tolerant)
+                chunks = open_source(part, chunk_rows, csv_types, json_types, tolerant=tolerant,
+                                     time_zone=zone)
                 while True:
                     first_row = result.rows
                     try:

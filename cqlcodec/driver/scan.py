@@ -40,7 +40,7 @@ from cassandra.query import PreparedStatement
 
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
-from cqlcodec.columnar.unify import arrow_table_of
+from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.cell_times import select_list
 from cqlcodec.driver.columns import RawPage, send_columnar, wait_page
 from cqlcodec.driver.outage import (
@@ -654,10 +654,9 @@ class TableScan:
         return arrow_table_of(self)
 
     def to_pandas(self) -> Any:
-        """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns; needs pyarrow."""
-        import pandas
-
-        return self.to_arrow().to_pandas(types_mapper=pandas.ArrowDtype)
+        """Every row as one pandas DataFrame with ``pandas.ArrowDtype`` columns (duration
+        columns of :class:`cqlcodec.Duration` objects); needs pyarrow."""
+        return pandas_frame_of(self.to_arrow())
 
     def to_polars(self) -> Any:
         """Every row as one polars DataFrame (pages concatenated without copying)."""

@@ -13,25 +13,30 @@ the other. Needs pyarrow (``pip install 'cqlcodec[arrow]'``).
 CSV files have a header line; their columns are read with the Arrow type that fits
 the table's CQL type (``csv_types``), and values Arrow cannot parse itself (uuid,
 inet, varint, decimal, blob as ``0x...`` hex, collections, tuples and UDTs as JSON or
-CQL-like literals) are converted column by column.
+CQL-like literals) are converted column by column. Timestamps and dates are read as
+:mod:`cqlcodec.driver.time_text` says (with or without a zone, ``T`` or a space,
+any fraction, epoch milliseconds; a date as a midnight datetime): by Arrow's parser
+where it takes every value of a column, else value by value.
 """
 
 from __future__ import annotations
 
 import ast
 import csv
+import datetime
 import io
 import json
 import os
 import re
 import sys
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from cqlcodec.driver.text_records import RecordGroup, Unreadable, csv_records, jsonl_records
+from cqlcodec.driver.time_text import UTC, TimeTextError, arrow_times, date_days, timestamp_ms
 from cqlcodec.errors import CodecError
 
 __all__ = ["Chunk", "LoadCancelled", "LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
@@ -181,20 +186,22 @@ def _file_part(path: str) -> SourcePart:
 def open_source(part: SourcePart, chunk_rows: int,
                 csv_types: Mapping[str, str] | None = None,
                 json_types: Mapping[str, Any] | None = None, *,
-                tolerant: bool = False) -> Iterator[Chunk]:
+                tolerant: bool = False, time_zone: datetime.tzinfo = UTC) -> Iterator[Chunk]:
     """The :class:`Chunk` s of one piece (each at most ``chunk_rows`` rows where the
     format allows; an iterable's own batches as they come). Read errors are
     :class:`LoadError` naming the piece. ``csv_types`` maps column name to CQL type
     name for CSV files, ``json_types`` to :class:`~cqlcodec.CqlType` for JSON lines.
     ``tolerant``: a CSV or JSON lines record that cannot be read (or a CSV value that
     does not convert) is left out of its chunk and listed in its ``unreadable``
-    instead of raising."""
+    instead of raising. ``time_zone``: the zone of CSV and JSON lines timestamps
+    written without one (see :mod:`cqlcodec.driver.time_text`)."""
     pa = arrow_module()
     try:
         if part.kind == "csv":
-            yield from _csv_chunks(pa, part, chunk_rows, csv_types or {}, tolerant)
+            yield from _csv_chunks(pa, part, chunk_rows, csv_types or {}, tolerant, time_zone)
         elif part.kind == "jsonl":
-            yield from _jsonl_chunks(pa, part, chunk_rows, json_types or {}, tolerant)
+            yield from _jsonl_chunks(pa, part, chunk_rows, json_types or {}, tolerant,
+                                     time_zone)
         else:
             for batch in _batches(pa, part, chunk_rows):
                 yield Chunk(batch)
@@ -291,22 +298,48 @@ class _Unclosed(io.RawIOBase):
         return len(data)
 
 
-def _jsonl_chunks(pa: Any, part: SourcePart, chunk_rows: int,
-                  json_types: Mapping[str, Any], tolerant: bool) -> Iterator[Chunk]:
+def _jsonl_chunks(pa: Any, part: SourcePart, chunk_rows: int, json_types: Mapping[str, Any],
+                  tolerant: bool, time_zone: datetime.tzinfo = UTC) -> Iterator[Chunk]:
     """JSON lines as mappings of column name to Python values, ``chunk_rows`` lines at
-    a time, each value converted for its column's CQL type (``json_values``)."""
+    a time, each value converted for its column's CQL type (``json_values``). A
+    timestamp or date text that is none (see :mod:`cqlcodec.driver.time_text`)
+    raises :class:`LoadError` naming its column and row, or, ``tolerant``, sets its
+    record aside as unreadable."""
     known: list[str] = []  # the columns seen so far, in order of their first row
     with _byte_input(pa, part) as lines:
         try:
             for group in jsonl_records(lines, chunk_rows, tolerant=tolerant):
-                yield Chunk(_json_columns(group, known, json_types), group.lines,
-                            group.unreadable)
+                refused: list[tuple[int, str, str]] = []
+                columns = _json_columns(group, known, json_types, time_zone, refused)
+                if refused and not tolerant:
+                    row, name, reason = refused[0]
+                    raise LoadError(reason, column=name, row=row)
+                if refused:
+                    yield _without_refused(group, columns, refused)
+                else:
+                    yield Chunk(columns, group.lines, group.unreadable)
         except ValueError as exc:
             raise LoadError(str(exc), source=part.name) from None
 
 
-def _json_columns(group: RecordGroup, known: list[str],
-                  json_types: Mapping[str, Any]) -> dict[str, list[Any]]:
+def _without_refused(group: RecordGroup, columns: dict[str, list[Any]],
+                     refused: list[tuple[int, str, str]]) -> Chunk:
+    """A JSON lines chunk without its records whose values did not convert, which are
+    listed as unreadable (the first reason of each)."""
+    reasons: dict[int, str] = {}
+    for row, name, reason in refused:
+        reasons.setdefault(row, f'column "{name}": {reason}')
+    keep = [i for i in range(len(group.records)) if i not in reasons]
+    unreadable = list(group.unreadable) + [
+        Unreadable(group.lines[row], reason, "", dict(group.records[row]))
+        for row, reason in reasons.items()]
+    return Chunk({n: [values[i] for i in keep] for n, values in columns.items()},
+                 [group.lines[i] for i in keep], sorted(unreadable, key=lambda u: u.line))
+
+
+def _json_columns(group: RecordGroup, known: list[str], json_types: Mapping[str, Any],
+                  time_zone: datetime.tzinfo = UTC,
+                  refused: list[tuple[int, str, str]] | None = None) -> dict[str, list[Any]]:
     from cqlcodec.driver.json_values import from_json
 
     columns: dict[str, list[Any]] = {name: [] for name in known}
@@ -320,7 +353,10 @@ def _json_columns(group: RecordGroup, known: list[str],
             t = json_types.get(name)
             if t is not None and value is not None:
                 try:
-                    value = from_json(value, t)
+                    value = from_json(value, t, time_zone)
+                except TimeTextError as exc:
+                    if refused is not None:
+                        refused.append((rows, name, f"{value!r} is no {t.cql_name} value ({exc})"))
                 except (ValueError, TypeError, ArithmeticError):
                     pass  # binding refuses it, naming the column and the row
             values.append(value)
@@ -364,8 +400,7 @@ def _object_batches(pa: Any, obj: Any, chunk_rows: int) -> Iterator[Any]:
         yield from obj.to_batches(batch_size=chunk_rows)  # a pyarrow.dataset.Dataset
     elif module == "pandas" and hasattr(obj, "columns"):
         for start in range(0, len(obj), chunk_rows):
-            yield pa.RecordBatch.from_pandas(obj.iloc[start:start + chunk_rows],
-                                             preserve_index=False)
+            yield pandas_record_batch(pa, obj.iloc[start:start + chunk_rows])
     elif module == "polars" and hasattr(obj, "to_arrow"):
         for start in range(0, len(obj), chunk_rows):
             yield from obj.slice(start, chunk_rows).to_arrow().to_batches()
@@ -385,22 +420,60 @@ def _object_batches(pa: Any, obj: Any, chunk_rows: int) -> Iterator[Any]:
                         "DataFrame, or an iterable of record batches")
 
 
+def pandas_record_batch(pa: Any, frame: Any) -> Any:
+    """A pandas DataFrame as a record batch (its index left out). A column of
+    :class:`cqlcodec.Duration` objects (what ``to_pandas()`` gives for a duration
+    column) becomes a month_day_nano interval column, which pyarrow does not infer."""
+    from cqlcodec.values import Duration
+
+    held = [i for i in range(frame.shape[1])
+            if getattr(frame.dtypes.iloc[i], "kind", "") == "O" and _first_value_is(frame.iloc[:, i], Duration)]
+    if not held:
+        return pa.RecordBatch.from_pandas(frame, preserve_index=False)
+    arrays = [_interval_array(pa, frame.iloc[:, i]) if i in held
+              else pa.array(frame.iloc[:, i], from_pandas=True) for i in range(frame.shape[1])]
+    arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+    return pa.RecordBatch.from_arrays(arrays, names=[str(c) for c in frame.columns])
+
+
+def _first_value_is(column: Any, cls: type) -> bool:
+    for v in column:
+        if v is not None and v == v:  # NaN, pandas' own missing value, is not equal to itself
+            return isinstance(v, cls)
+    return False
+
+
+def _interval_array(pa: Any, column: Any) -> Any:
+    """A pandas column of Duration objects (None or NaN for null) as Arrow intervals;
+    any other value is refused naming the column."""
+    from cqlcodec.values import Duration
+
+    values: list[Any] = []
+    for v in column:
+        if isinstance(v, Duration):
+            values.append(pa.MonthDayNano([v.months, v.days, v.nanoseconds]))
+        elif v is None or v != v:
+            values.append(None)
+        else:
+            raise LoadError(f"a {type(v).__name__} among Duration objects: {v!r}",
+                            column=str(column.name))
+    return pa.array(values, pa.month_day_nano_interval())
+
+
 # --------------------------------------------------------------------------- CSV
 
 _ARROW_OF_CQL: Final = {
     "tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64",
     "counter": "int64", "float": "float32", "double": "float64", "boolean": "bool_",
     "text": "string", "varchar": "string", "ascii": "string", "inet": "string",
-    "date": "date32", "time": "time64ns", "timestamp": "timestamp_us",
-}
+    "time": "time64ns",
+}  # any other type (timestamp and date included) is read as text and converted here
 
 
 def _arrow_type(pa: Any, cql: str) -> Any:
     name = _ARROW_OF_CQL.get(cql, "string")
     if name == "time64ns":
         return pa.time64("ns")
-    if name == "timestamp_us":  # microseconds: cqlsh writes six fraction digits
-        return pa.timestamp("us", tz="UTC")
     return getattr(pa, name)()
 
 
@@ -423,7 +496,7 @@ def _delimiter(part: SourcePart) -> str:
 
 
 def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[str, str],
-                tolerant: bool) -> Iterator[Chunk]:
+                tolerant: bool, time_zone: datetime.tzinfo = UTC) -> Iterator[Chunk]:
     """A CSV piece read by Arrow's streaming reader. Tolerantly, the rows it gives are
     checked to be one line each (no value holds a line break) and read from an empty
     line on as they come; at the first block it cannot read (a record of the wrong
@@ -434,7 +507,8 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
 
     types = {name: _arrow_type(pa, cql) for name, cql in csv_types.items()}
     if tolerant and part.obj is not None:  # stdin cannot be read a second time
-        yield from _careful_csv_chunks(pa, pcsv, part, 0, chunk_rows, types, csv_types)
+        yield from _careful_csv_chunks(pa, pcsv, part, 0, chunk_rows, types, csv_types,
+                                       time_zone)
         return
     block = max(1 << 16, min(1 << 26, chunk_rows * 128))
     options = _csv_options(pcsv, part, types, empty_lines=not tolerant)
@@ -444,7 +518,7 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
         try:
             with pcsv.open_csv(source, **options) as reader:
                 for batch in reader:
-                    yield Chunk(_typed_csv_batch(pa, batch, csv_types))
+                    yield Chunk(_typed_csv_batch(pa, batch, csv_types, time_zone=time_zone))
         except pa.ArrowInvalid as exc:
             raise _conversion_error(exc, part, _csv_header(pa, part), csv_types) from None
         return
@@ -456,13 +530,14 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
                     break
                 rows = batch.num_rows
                 yield _tolerant_chunk(pa, batch, list(range(read + 2, read + 2 + rows)),
-                                      csv_types)
+                                      csv_types, time_zone)
                 read += rows
             else:
                 return
     except pa.ArrowInvalid:
         pass
-    yield from _careful_csv_chunks(pa, pcsv, part, read, chunk_rows, types, csv_types)
+    yield from _careful_csv_chunks(pa, pcsv, part, read, chunk_rows, types, csv_types,
+                                   time_zone)
 
 
 def _conversion_error(exc: Any, part: SourcePart, header: list[str],
@@ -491,12 +566,12 @@ def _has_line_break(pa: Any, batch: Any) -> bool:
     return False
 
 
-def _tolerant_chunk(pa: Any, batch: Any, lines: list[int],
-                    csv_types: Mapping[str, str]) -> Chunk:
+def _tolerant_chunk(pa: Any, batch: Any, lines: list[int], csv_types: Mapping[str, str],
+                    time_zone: datetime.tzinfo = UTC) -> Chunk:
     """``batch`` converted (``_typed_csv_batch``), the rows whose values do not convert
     left out and set aside as unreadable."""
     failed: list[tuple[int, str]] = []
-    data = _typed_csv_batch(pa, batch, csv_types, failed)
+    data = _typed_csv_batch(pa, batch, csv_types, failed, time_zone)
     if not failed:
         return Chunk(data, lines)
     names = list(batch.schema.names)
@@ -520,8 +595,8 @@ def _rows_of(pa: Any, data: Any, rows: list[int]) -> Any:
 
 
 def _careful_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, skip: int, chunk_rows: int,
-                        types: Mapping[str, Any],
-                        csv_types: Mapping[str, str]) -> Iterator[Chunk]:
+                        types: Mapping[str, Any], csv_types: Mapping[str, str],
+                        time_zone: datetime.tzinfo = UTC) -> Iterator[Chunk]:
     """A CSV piece from the line after its header and ``skip`` rows, read line by line
     (:func:`~cqlcodec.driver.text_records.csv_records`); the good records converted by
     Arrow as the fast path does, a record whose values do not convert found by halving
@@ -536,11 +611,12 @@ def _careful_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, skip: int, chunk_r
         options = _csv_options(pcsv, part, all_types)
         options["parse_options"] = pcsv.ParseOptions(newlines_in_values=True)
         for group in csv_records(iter(stream), skip + 2, names, delimiter, chunk_rows):
-            yield _records_chunk(pa, pcsv, group, names, options, csv_types)
+            yield _records_chunk(pa, pcsv, group, names, options, csv_types, time_zone)
 
 
 def _records_chunk(pa: Any, pcsv: Any, group: RecordGroup, names: list[str],
-                   options: dict[str, Any], csv_types: Mapping[str, str]) -> Chunk:
+                   options: dict[str, Any], csv_types: Mapping[str, str],
+                   time_zone: datetime.tzinfo = UTC) -> Chunk:
     pieces: list[Any] = []
     kept: list[int] = []
     unreadable = list(group.unreadable)
@@ -551,7 +627,7 @@ def _records_chunk(pa: Any, pcsv: Any, group: RecordGroup, names: list[str],
     table = pa.concat_tables(pieces)
     batch = pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns],
                                        names=names)
-    chunk = _tolerant_chunk(pa, batch, [group.lines[i] for i in kept], csv_types)
+    chunk = _tolerant_chunk(pa, batch, [group.lines[i] for i in kept], csv_types, time_zone)
     chunk.unreadable = sorted(unreadable + chunk.unreadable, key=lambda u: u.line)
     return chunk
 
@@ -597,21 +673,32 @@ def _csv_header(pa: Any, part: SourcePart) -> list[str]:
 
 
 def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str],
-                     failed: list[tuple[int, str]] | None = None) -> Any:
-    """The values Arrow does not parse itself converted (``parse_csv_value``). A value
-    that does not convert raises :class:`LoadError`, or, with ``failed``, is left as
-    None and its row and reason appended there."""
+                     failed: list[tuple[int, str]] | None = None,
+                     time_zone: datetime.tzinfo = UTC) -> Any:
+    """The values Arrow does not parse itself converted (``parse_csv_value``;
+    timestamps and dates by :func:`~cqlcodec.driver.time_text.arrow_times` or
+    :func:`_time_parser`). A value that does not convert raises
+    :class:`LoadError`, or, with ``failed``, is left as None and its row and reason
+    appended there."""
     arrays = list(batch.columns)
     changed = False
     for i, name in enumerate(batch.schema.names):
         cql = csv_types.get(name)
         if cql is None or cql in _ARROW_OF_CQL:
             continue
+        changed = True
+        parse = _time_parser(cql, time_zone)
+        if parse is not None:
+            whole = arrow_times(pa, arrays[i], cql, time_zone)
+            if whole is not None:
+                arrays[i] = whole
+                continue
         values = arrays[i].to_pylist()
         converted: list[object] = []
         for row, text in enumerate(values):
             try:
-                converted.append(None if text is None else parse_csv_value(text, cql))
+                converted.append(None if text is None else
+                                 parse(text) if parse is not None else parse_csv_value(text, cql))
             except (ValueError, SyntaxError, InvalidOperation) as exc:
                 error = LoadError(f"{text!r} is no {cql} value ({exc})", column=name, row=row)
                 if failed is None:
@@ -619,10 +706,21 @@ def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str],
                 failed.append((row, f'column "{name}": {error.reason}'))
                 converted.append(None)
         arrays[i] = converted
-        changed = True
     if not changed:
         return batch
     return {name: arrays[i] for i, name in enumerate(batch.schema.names)}
+
+
+def _time_parser(cql: str, time_zone: datetime.tzinfo) -> Callable[[str], object] | None:
+    """The conversion of one CSV text of a timestamp or date column (None for other
+    types): milliseconds since the epoch, or a :class:`cqlcodec.Date`."""
+    if cql == "timestamp":
+        return lambda text: timestamp_ms(text, time_zone)
+    if cql == "date":
+        from cqlcodec.values import Date
+
+        return lambda text: Date(date_days(text))
+    return None
 
 
 def parse_csv_value(text: str, cql: str) -> object:

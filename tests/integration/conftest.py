@@ -67,7 +67,7 @@ def keyspace_session(keyspace: str, *statements: str) -> Iterator[Session]:
                 "{'class': 'SimpleStrategy', 'replication_factor': 1}", *statements):
         s.execute(cql)
     yield s
-    s.execute(f"DROP KEYSPACE {keyspace}")
+    s.execute(f"DROP KEYSPACE IF EXISTS {keyspace}")
     cluster.shutdown()
 
 

@@ -24,7 +24,7 @@ import cqlcodec
 import cqlcodec.driver as cd
 from cqlcodec.driver.batching import is_batch_too_large
 
-from .conftest import ADDRESS, new_cluster
+from .conftest import ADDRESS, keyspace_session
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -40,15 +40,7 @@ ROUND_TRIP_COLUMNS = (
 
 @pytest.fixture(scope="module")
 def session() -> Iterator[Session]:
-    cluster = new_cluster(5)
-    cd.install(cluster)
-    s = cluster.connect()
-    s.execute(f"DROP KEYSPACE IF EXISTS {KS}")
-    s.execute(f"CREATE KEYSPACE {KS} WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    yield s
-    s.execute(f"DROP KEYSPACE IF EXISTS {KS}")
-    cluster.shutdown()
+    yield from keyspace_session(KS)
 
 
 def fresh_table(session: Session, name: str, columns: str) -> str:
