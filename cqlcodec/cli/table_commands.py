@@ -109,9 +109,10 @@ def add_commands(sub: Any) -> None:
     _retry_options(p, "without a row written")
     p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
                    help="at most this many rows per second")
-    p.add_argument("--max-errors", type=int, metavar="N",
+    p.add_argument("--max-errors", type=_non_negative, metavar="N",
                    help="go on past bad rows (wrong type, out of range, refused by the "
-                        "server); stop after more than N (exit status 1 if any)")
+                        "server); stop after more than N (exit status 1 if any); without "
+                        "--bad-rows they go to a file in the current directory")
     p.add_argument("--bad-rows", metavar="FILE",
                    help="append the bad rows to FILE (CSV for CSV input, else JSON lines) "
                         "with their error and source position; implies going on past them")
@@ -150,6 +151,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
     return value
 
 
@@ -432,7 +443,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     from cqlcodec.driver import LoadProgress, load_table
     from cqlcodec.driver.bad_rows import BadRowsFile
     from cqlcodec.driver.outage import host_watch
-    from cqlcodec.driver.sources import LoadError, source_parts
+    from cqlcodec.driver.sources import TooManyBadRows, source_parts
 
     columns = _columns(args.columns)
     parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
@@ -450,10 +461,11 @@ def cmd_load(args: argparse.Namespace) -> int:
             progress.units_done = p.parts_done
             progress.set_rows(p.rows)
 
+        tolerant = args.max_errors is not None or args.bad_rows is not None or args.dry_run
         bad_file = None
-        if args.bad_rows:
-            bad_file = BadRowsFile(args.bad_rows, all(p.kind == "csv" for p in parts))
-        tolerant = args.max_errors is not None or bad_file is not None or args.dry_run
+        if tolerant:
+            bad_file = BadRowsFile(args.bad_rows or _bad_rows_name(args.table, parts),
+                                   all(p.kind == "csv" for p in parts))
         try:
             result = load_table(
                 session, args.table, list(args.sources), columns=columns,
@@ -465,28 +477,26 @@ def cmd_load(args: argparse.Namespace) -> int:
                 max_errors=args.max_errors if args.max_errors is not None else
                 (1 << 62 if tolerant else None),
                 bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate)
-        except LoadError as exc:
-            if not tolerant or "bad rows" not in exc.reason:
-                raise
+        except TooManyBadRows as exc:
             progress.finish()
-            where = f" (in {args.bad_rows})" if args.bad_rows else ""
-            raise TableCommandError(f"{exc}{where}", exits.FAILED) from None
+            _show_bad_rows(bad_file)
+            raise TableCommandError(f"{exc}{_bad_rows_place(bad_file)}", exits.FAILED) from None
         finally:
             if bad_file is not None:
                 bad_file.close()
         progress.finish()
         detail = f"{result.requests:,} requests"
         if args.dry_run:
-            for f in result.failures[:5]:
-                sys.stderr.write(f"cqlcodec: row {f.row}: {f.error}\n")
+            _show_bad_rows(bad_file)
             _say(args, f"dry run: {result.rows:,} rows read and bound, "
-                       f"{len(result.failures):,} bad, nothing sent")
+                       f"{len(result.failures):,} bad{_bad_rows_place(bad_file)}, nothing sent")
             return exits.FAILED if result.failures else exits.OK
-        if result.failures and tolerant:
-            where = f" (in {args.bad_rows})" if args.bad_rows else ""
+        if tolerant:
+            budget = "" if args.max_errors is None else f", within --max-errors {args.max_errors}"
             _say(args, summary("loaded", result.written, progress.elapsed,
-                               f"{len(result.failures):,} bad rows{where}, {detail}"))
-            return exits.FAILED
+                               f"{len(result.failures):,} bad rows{_bad_rows_place(bad_file)}"
+                               f"{budget}, {detail}"))
+            return exits.FAILED if result.failures else exits.OK
         if result.failures:
             for f in result.failures[:5]:
                 sys.stderr.write(f"cqlcodec: row {f.row}: {type(f.error).__name__}: {f.error}\n")
@@ -497,6 +507,41 @@ def cmd_load(args: argparse.Namespace) -> int:
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _bad_rows_name(table: str, parts: list[Any]) -> str:
+    """The bad-rows file of a load given --max-errors or --dry-run without --bad-rows: a
+    new file in the current directory, named after the table and the time (as dsbulk
+    keeps its operation's errors)."""
+    import re
+    import time
+
+    suffix = "csv" if all(p.kind == "csv" for p in parts) else "jsonl"
+    stem = "cqlcodec-bad-rows-" + re.sub(r"[^\w.-]+", "_", table) + \
+        time.strftime("-%Y%m%d-%H%M%S")
+    name = f"{stem}.{suffix}"
+    n = 1
+    while os.path.exists(name):
+        n += 1
+        name = f"{stem}-{n}.{suffix}"
+    return name
+
+
+def _bad_rows_place(bad_file: Any) -> str:
+    """`` (in FILE)`` when the bad-rows file holds rows, else nothing."""
+    return f" (in {bad_file.path})" if bad_file is not None and bad_file.count else ""
+
+
+def _show_bad_rows(bad_file: Any) -> None:
+    """The first bad rows on stderr, each with its place in the source."""
+    if bad_file is None:
+        return
+    for bad in bad_file.first:
+        error = bad.error if len(bad.error) <= 200 else bad.error[:200] + "..."
+        sys.stderr.write(f"cqlcodec: bad row at {bad.source}: {error}\n")
+    if bad_file.count > len(bad_file.first):
+        sys.stderr.write(f"cqlcodec: ... {bad_file.count - len(bad_file.first):,} more in "
+                         f"{bad_file.path}\n")
 
 
 def _warn_counter_rows(session: Any, args: argparse.Namespace) -> None:
