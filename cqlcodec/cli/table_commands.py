@@ -144,24 +144,22 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(run=cmd_count)
 
 
-def _positive(text: str) -> int:
+def _whole(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
     return value
+
+
+def _positive(text: str) -> int:
+    return _whole(text, 1)
 
 
 def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+    return _whole(text, 0)
 
 
 def _rate(text: str) -> float:
@@ -326,6 +324,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
         done_now = progress.rows - before
         if failed:
             index, error = failed[0]
+            _refused_permission(error)
             cause = f"{type(error).__name__}: {error}"
             if isinstance(error, ScanError):
                 cause = str(error)
@@ -366,12 +365,30 @@ def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> in
                     rows = write_csv_stream(pa, pages, sink, progress.add_rows)
             sys.stdout.flush()
         except ScanError as exc:
+            _refused_permission(exc)
             raise TableCommandError(str(exc), exits.FAILED) from None
         progress.finish()
         _say(args, summary("unloaded", rows, progress.elapsed, "to stdout"))
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _refused_permission(error: BaseException) -> None:
+    """A split refused because the role may not read the table (the server's
+    ``Unauthorized``, which names the role, the permission and the table) ends the
+    command with that message alone, status 3: running again cannot help."""
+    from cassandra import Unauthorized
+
+    seen: BaseException | None = error
+    while seen is not None and not isinstance(seen, Unauthorized):
+        seen = seen.__cause__
+    if seen is not None:
+        import re
+
+        found = re.search(r'message="(.*)"', str(seen), re.DOTALL)
+        message = found.group(1) if found else str(seen)
+        raise TableCommandError(f"permission refused: {message}", exits.BAD_INPUT)
 
 
 def _limiter(args: argparse.Namespace) -> Any:
@@ -617,6 +634,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         progress.finish()
         if failed:
             index, error = failed[0]
+            _refused_permission(error)
             s = splits[index]
             raise TableCommandError(f"{len(failed)} of {len(splits)} splits could not be "
                                     f"counted (first: {s}: {type(error).__name__}: {error})",
