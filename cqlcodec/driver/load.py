@@ -166,7 +166,8 @@ def load_table(session: Session, table: str, source: object, *,
     allows none) stop the load with :class:`TooManyBadRows`, a :class:`LoadError` that
     holds the result so far and says whether the source was read to its end.
     ``dry_run=True`` reads, converts and binds every row
-    and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
+    and sends nothing (``requests`` stays 0); its bad rows are its result, as with
+    ``max_errors`` (without it, no budget). ``rate`` limits the load to that many
     rows per second (chunks of at most a tenth of a second of rows, see
     :mod:`cqlcodec.driver.throttle`).
 
@@ -194,7 +195,7 @@ def load_table(session: Session, table: str, source: object, *,
     renamed = dict(rename or {})
     time_types = time_column_types(session, meta)
     parts = source_parts(source, stdin_format)
-    tolerant = max_errors is not None or bad_rows is not None
+    tolerant = max_errors is not None or bad_rows is not None or dry_run
     json_types = _json_types(session, table_name, renamed, parts)
     for part in parts:  # every file is checked before anything is sent
         names = peek_columns(part)
