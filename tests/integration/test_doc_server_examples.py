@@ -237,7 +237,6 @@ def _close(namespace: dict[str, Any], fixture_cluster: Any) -> None:
                 pass
 
 
-
 def test_every_module_the_pages_need_is_here() -> None:
     """Nothing is skipped: every module the collected pages need is installed (the
     integration sessions install duckdb for whole-tables.md; the ray session Dask)."""
