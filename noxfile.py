@@ -242,8 +242,9 @@ INTEGRATION_DRIVERS = {
 }
 # pyarrow, pandas and polars: the columnar IO tests read into and write from their tables
 # (test dependencies only; pyarrow first, the others skip their tests when missing)
+# (duckdb: the whole-tables guide's example, run by tests/integration/test_doc_server_examples.py)
 INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "pyarrow>=14", "pandas>=2.0",
-                    "polars>=1.0", "zlib-ng>=0.4"]
+                    "polars>=1.0", "zlib-ng>=0.4", "duckdb>=1.0"]
 # the optional loop cqlcodec.aio is tested on, in the compiled cassandra-driver session
 UVLOOP = "uvloop>=0.19"
 CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
@@ -266,13 +267,28 @@ def _cassandra(session: nox.Session, command: str) -> str:
 
 
 _server_for_this_run: list[bool] = []  # the test server an integration session started
+# The password-protected node (issue 46): one more single node, CASS_AUTH=1 (superuser
+# cassandra/cassandra), 1 token and a small heap. The first session that starts the test
+# server starts it in the background (it boots while that session's tests run: they wait
+# for it, tests/integration/auth.py); it serves the later sessions and stops when nox exits.
+AUTH_CASSANDRA_ENV = {
+    "CASS_CQL_PORT": os.environ.get("CASS_AUTH_CQL_PORT", "29142"),
+    "CASS_STORAGE_PORT": os.environ.get("CASS_AUTH_STORAGE_PORT", "27100"),
+    "CASS_JMX_PORT": os.environ.get("CASS_AUTH_JMX_PORT", "27299"),
+    "CASS_HEAP": os.environ.get("CASS_AUTH_HEAP", "512M"),
+    "CASS_NUM_TOKENS": "1",
+    "CASS_AUTH": "1",
+}
+_auth_node: list[subprocess.Popen[bytes]] = []  # the background start of that node
 
 
 def _test_server(session: nox.Session) -> None:
     """Start the test server unless it is up. One started here serves every later
     integration session of this nox run and stops when nox exits (even after a failure);
-    one already running is left alone."""
+    one already running is left alone. Either way the password-protected node starts in
+    the background unless it is up (``_start_auth_server``)."""
     if _cassandra(session, "status"):
+        _start_auth_server()
         return
     session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
     if not _server_for_this_run:
@@ -280,6 +296,42 @@ def _test_server(session: nox.Session) -> None:
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "cassandra.sh")
         atexit.register(subprocess.run, ["bash", script, "stop"],
                         env={**os.environ, **CASSANDRA_ENV}, check=False)
+    _start_auth_server()
+
+
+def _start_auth_server() -> None:
+    """Start the password-protected node in the background, once per nox run (a node
+    already up on its port is found and left running); stopped when nox exits."""
+    if _auth_node:
+        return
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "cassandra.sh")
+    env = {**os.environ, **AUTH_CASSANDRA_ENV}
+    if subprocess.run(["bash", script, "status"], env=env, capture_output=True).returncode == 0:
+        return  # up already (not ours): left alone
+    os.makedirs(".nox", exist_ok=True)
+    with open(os.path.join(".nox", "auth-cassandra.log"), "ab") as log:
+        _auth_node.append(subprocess.Popen(["bash", script, "start"], env=env, stdout=log,
+                                           stderr=subprocess.STDOUT))
+    atexit.register(_stop_auth_server, script, env)
+
+
+def _stop_auth_server(script: str, env: dict[str, str]) -> None:
+    """Stop the password-protected node (also while it is still starting)."""
+    subprocess.run(["bash", script, "stop"], env=env, check=False, capture_output=True)
+    start = _auth_node[0]
+    try:
+        start.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        start.kill()
+        start.wait()
+
+
+def _auth_server_env(session: nox.Session) -> dict[str, str]:
+    """``CQLCODEC_AUTH_CASSANDRA`` for the tests (they wait for the node while it starts);
+    an error if its start has failed already (its log is .nox/auth-cassandra.log)."""
+    if _auth_node and _auth_node[0].poll() not in (None, 0):
+        session.error("the password-protected Cassandra did not start: .nox/auth-cassandra.log")
+    return {"CQLCODEC_AUTH_CASSANDRA": f"127.0.0.1:{AUTH_CASSANDRA_ENV['CASS_CQL_PORT']}"}
 
 
 # The integration modules that exercise the driver itself: install() and its row path,
@@ -290,6 +342,12 @@ def _test_server(session: nox.Session) -> None:
 DRIVER_SURFACE_TESTS = [f"tests/integration/{name}.py" for name in (
     "test_compat_core", "test_compat_driver", "test_driver_integration", "test_columnar_io",
     "test_short_values", "test_connection_class")]
+
+
+# The documentation's server examples and the password-protected node's tests exercise
+# the docs and the login paths, not a build: the compiled cassandra-driver session runs
+# them, the interpreted one leaves them out (CI time).
+ONCE_PER_RUN_TESTS = ["tests/integration/test_doc_server_examples.py", "tests/integration/test_auth.py"]
 
 
 @nox.session(python="3.11")
@@ -311,10 +369,12 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
     _test_server(session)
     every_module = driver == "cassandra-driver" or os.environ.get("CQLCODEC_INTEGRATION_ALL") == "1"
     paths = ["tests/integration"] if every_module else DRIVER_SURFACE_TESTS
+    if every_module and impl == "pure":  # run once, by the compiled build's session
+        paths += [f"--ignore={module}" for module in ONCE_PER_RUN_TESTS]
     session.run(
         "pytest", "-p", "no:cacheprovider", *paths, *session.posargs,
         env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
-             "CQLCODEC_EXPECT": impl, "CQLCODEC_DRIVER": driver},
+             "CQLCODEC_EXPECT": impl, "CQLCODEC_DRIVER": driver, **_auth_server_env(session)},
     )
 
 
@@ -379,7 +439,7 @@ ENGINE_DEPS = {
 
 
 def _engine_tests(session: nox.Session, engine: str, impl: str, *extra: str,
-                  deps: tuple[str, ...] = ()) -> None:
+                  deps: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
     """The tests of one engine on the test server (shared with the integration sessions:
     started unless it is up, and stopped when nox exits if this run started it)."""
     install_cqlcodec(session, impl)
@@ -389,7 +449,7 @@ def _engine_tests(session: nox.Session, engine: str, impl: str, *extra: str,
     session.run(
         "pytest", "-p", "no:cacheprovider", f"tests/engines/test_{engine}.py", *extra, *session.posargs,
         env={"CQLCODEC_CASSANDRA": f"127.0.0.1:{CASSANDRA_ENV['CASS_CQL_PORT']}",
-             "CQLCODEC_EXPECT": impl},
+             "CQLCODEC_EXPECT": impl, **_auth_server_env(session), **(env or {})},
     )
 
 
@@ -409,8 +469,13 @@ def ray(session: nox.Session, impl: str) -> None:
     """cqlcodec.ray on a local ray.init(num_cpus=2) against a real Cassandra 5.0.9
     (tests/engines/test_ray.py, on the integration sessions' server), and
     tests/engines/test_exit.py (a process that used cqlcodec.dask, then ran a Ray job,
-    exits cleanly; Dask is installed for it). CI runs the compiled build."""
-    _engine_tests(session, "ray", impl, "tests/engines/test_exit.py", deps=tuple(ENGINE_DEPS["dask"]))
+    exits cleanly; Dask is installed for it), and the documentation's server examples
+    that use Dask or Ray (tests/integration/test_doc_server_examples.py with
+    CQLCODEC_DOCS_ENGINES=1; the integration sessions run the other pages'). CI runs the
+    compiled build."""
+    _engine_tests(session, "ray", impl, "tests/engines/test_exit.py",
+                  "tests/integration/test_doc_server_examples.py", deps=tuple(ENGINE_DEPS["dask"]),
+                  env={"CQLCODEC_DOCS_ENGINES": "1"})
 
 
 @nox.session(python="3.11")
@@ -457,6 +522,8 @@ def cluster(session: nox.Session) -> None:
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
     if _server_for_this_run and _cassandra(session, "status"):
         session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
+    if _auth_node:  # and the password-protected node, started by this run too
+        session.run("bash", "tools/cassandra.sh", "stop", external=True, env=AUTH_CASSANDRA_ENV)
     env = {"CASS_HEAP": os.environ.get("CASS_HEAP", "512M")}
     status = session.run("bash", "tools/cluster.sh", "status", external=True, silent=True,
                          env=env, success_codes=[0, 1])

@@ -223,3 +223,32 @@ def test_parquet_row_groups_are_bounded_in_bytes(tmp_path: Path) -> None:
     assert write_split(iter(pages), str(tmp_path), "part-00000.parquet", "parquet") == 16_000
     meta = pq.ParquetFile(tmp_path / "part-00000.parquet").metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [8000, 8000]
+
+
+def test_max_errors_is_0_or_more(tmp_path: Path) -> None:
+    """Issue 46, item 6: --max-errors -1 is a usage error (status 2) before connecting."""
+    for value in ("-1", "x"):
+        with pytest.raises(SystemExit) as exit_:
+            build_parser().parse_args(["load", "ks.t", "f.csv", "--max-errors", value])
+        assert exit_.value.code == exits.USAGE
+    assert build_parser().parse_args(["load", "ks.t", "f.csv", "--max-errors", "0"]).max_errors == 0
+    done = run(tmp_path, "load", "ks.t", "f.csv", "--max-errors", "-1")
+    assert done.returncode == exits.USAGE and "must be at least 0, got -1" in done.stderr, \
+        done.stderr
+
+
+def test_the_bad_rows_file_of_a_load_without_bad_rows(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46, item 5: a new file in the current directory named after the table,
+    CSV for CSV sources, never one that exists."""
+    from cqlcodec.cli.table_commands import _bad_rows_name
+    from cqlcodec.driver.sources import SourcePart
+
+    monkeypatch.chdir(tmp_path)
+    csv_part, jsonl_part = SourcePart("a.csv", "csv"), SourcePart("a.jsonl", "jsonl")
+    first = _bad_rows_name('ks."Odd T"', [csv_part])
+    assert first.startswith("cqlcodec-bad-rows-ks._Odd_T_-") and first.endswith(".csv")
+    Path(first).write_text("taken")
+    second = _bad_rows_name('ks."Odd T"', [csv_part])
+    assert second != first and second.endswith("-2.csv")
+    assert _bad_rows_name("ks.t", [csv_part, jsonl_part]).endswith(".jsonl")

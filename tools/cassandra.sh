@@ -24,6 +24,9 @@
 #   CASS_CLEAN         [0]        1 = wipe data before starting a node that is not running
 #   CASS_FAST_START    [1]        1 = C1-only JIT (boots in ~6 s instead of ~12 s on 2 cores)
 #   CASS_EXTRA_JVM_OPTS           extra JVM flags (word-split), appended last
+#   CASS_AUTH          [0]        1 = password authentication: PasswordAuthenticator,
+#                                 CassandraAuthorizer; superuser cassandra/cassandra, made at
+#                                 the first start (start waits for it: about 10 s more)
 #
 # The CQL port takes plain and TLS connections both (client encryption, optional), with a
 # self-signed certificate for CASS_ADDRESS made by keytool at the first start:
@@ -162,13 +165,23 @@ initial_token: 0"
   keystore_password: cqlcodec
   store_type: PKCS12"
   fi
+  local auth_yaml="authenticator: AllowAllAuthenticator
+authorizer: AllowAllAuthorizer"
+  if [[ "${CASS_AUTH:-0}" == "1" ]]; then
+    # roles and permissions are read from system_auth at every request, not cached for
+    # seconds: a GRANT or a new role works at once (tests create them and use them)
+    auth_yaml="authenticator: PasswordAuthenticator
+authorizer: CassandraAuthorizer
+roles_validity: 0ms
+permissions_validity: 0ms
+credentials_validity: 0ms"
+  fi
   cat > "$CONF_DIR/cassandra.yaml" <<EOF
 # written by tools/cassandra.sh: loopback only
 cluster_name: 'cqlcodec'
 $tokens_yaml
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-authenticator: AllowAllAuthenticator
-authorizer: AllowAllAuthorizer
+$auth_yaml
 role_manager: CassandraRoleManager
 data_file_directories:
   - $CASS_RUN_DIR/data
@@ -280,6 +293,8 @@ launch() {
     -Dcassandra.ring_delay_ms=1000
   )
   if [[ "${CASS_FAST_START:-1}" == "1" ]]; then jvm_opts+=( -XX:TieredStopAtLevel=1 ); fi
+  # the default superuser is made at once, not 10 s after the node is up
+  if [[ "${CASS_AUTH:-0}" == "1" ]]; then jvm_opts+=( -Dcassandra.superuser_setup_delay_ms=0 ); fi
   # shellcheck disable=SC2206
   jvm_opts+=( ${CASS_EXTRA_JVM_OPTS:-} )
   log "starting Cassandra $CASSANDRA_VERSION: CQL $CASS_ADDRESS:$CASS_CQL_PORT, $CASS_NUM_TOKENS token(s), logs in $LOG_DIR"
@@ -287,6 +302,23 @@ launch() {
   nohup setsid "$JAVA" "${jvm_opts[@]}" -cp "$LIB_DIR/*" "$MAIN_CLASS" \
       > "$LOG_DIR/stdout.log" 2>&1 < /dev/null &
   echo $! > "$PID_FILE"
+}
+
+# CASS_AUTH=1: the CQL port opens before the default superuser exists; wait for the line
+# the role manager logs when it made it (once per data directory: then a marker file)
+wait_for_superuser() {
+  local pid=$1 deadline=$2
+  [[ -f "$CASS_RUN_DIR/data/superuser_ready" ]] && return 0
+  until grep -q "Created default superuser role" "$LOG_DIR/system.log" 2>/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null || (( $(date +%s) > deadline )); then
+      log "ERROR: no default superuser role after $CASS_START_TIMEOUT s (see $LOG_DIR/system.log)"
+      stop_node
+      exit 1
+    fi
+    sleep 0.5
+  done
+  touch "$CASS_RUN_DIR/data/superuser_ready"
+  log "default superuser cassandra/cassandra ready"
 }
 
 start_node() {
@@ -333,6 +365,7 @@ start_node() {
     fi
     sleep 0.5
   done
+  if [[ "${CASS_AUTH:-0}" == "1" ]]; then wait_for_superuser "$pid" "$deadline"; fi
   if [[ -f "$CASS_RUN_DIR/start_ts" ]]; then
     local ms=$(( ($(date +%s%N) - $(cat "$CASS_RUN_DIR/start_ts")) / 1000000 ))
     log "CQL port open $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s after JVM launch"

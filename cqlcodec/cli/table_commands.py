@@ -109,9 +109,10 @@ def add_commands(sub: Any) -> None:
     _retry_options(p, "without a row written")
     p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
                    help="at most this many rows per second")
-    p.add_argument("--max-errors", type=int, metavar="N",
+    p.add_argument("--max-errors", type=_non_negative, metavar="N",
                    help="go on past bad rows (wrong type, out of range, refused by the "
-                        "server); stop after more than N (exit status 1 if any)")
+                        "server); stop after more than N (exit status 1 if any); without "
+                        "--bad-rows they go to a file in the current directory")
     p.add_argument("--bad-rows", metavar="FILE",
                    help="append the bad rows to FILE (CSV for CSV input, else JSON lines) "
                         "with their error and source position; implies going on past them")
@@ -149,14 +150,22 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(run=cmd_count)
 
 
-def _positive(text: str) -> int:
+def _whole(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
     return value
+
+
+def _positive(text: str) -> int:
+    return _whole(text, 1)
+
+
+def _non_negative(text: str) -> int:
+    return _whole(text, 0)
 
 
 def _rate(text: str) -> float:
@@ -331,6 +340,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
         done_now = progress.rows - before
         if failed:
             index, error = failed[0]
+            _refused_permission(error)
             cause = f"{type(error).__name__}: {error}"
             if isinstance(error, ScanError):
                 cause = str(error)
@@ -371,12 +381,30 @@ def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> in
                     rows = write_csv_stream(pa, pages, sink, progress.add_rows)
             sys.stdout.flush()
         except ScanError as exc:
+            _refused_permission(exc)
             raise TableCommandError(str(exc), exits.FAILED) from None
         progress.finish()
         _say(args, summary("unloaded", rows, progress.elapsed, "to stdout"))
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _refused_permission(error: BaseException) -> None:
+    """A split refused because the role may not read the table (the server's
+    ``Unauthorized``, which names the role, the permission and the table) ends the
+    command with that message alone, status 3: running again cannot help."""
+    from cassandra import Unauthorized
+
+    seen: BaseException | None = error
+    while seen is not None and not isinstance(seen, Unauthorized):
+        seen = seen.__cause__
+    if seen is not None:
+        import re
+
+        found = re.search(r'message="(.*)"', str(seen), re.DOTALL)
+        message = found.group(1) if found else str(seen)
+        raise TableCommandError(f"permission refused: {message}", exits.BAD_INPUT)
 
 
 def _limiter(args: argparse.Namespace) -> Any:
@@ -448,7 +476,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     from cqlcodec.driver import LoadProgress, load_table
     from cqlcodec.driver.bad_rows import BadRowsFile
     from cqlcodec.driver.outage import host_watch
-    from cqlcodec.driver.sources import LoadError, source_parts
+    from cqlcodec.driver.sources import TooManyBadRows, source_parts
 
     columns = _columns(args.columns)
     parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
@@ -466,10 +494,11 @@ def cmd_load(args: argparse.Namespace) -> int:
             progress.units_done = p.parts_done
             progress.set_rows(p.rows)
 
+        tolerant = args.max_errors is not None or args.bad_rows is not None or args.dry_run
         bad_file = None
-        if args.bad_rows:
-            bad_file = BadRowsFile(args.bad_rows, all(p.kind == "csv" for p in parts))
-        tolerant = args.max_errors is not None or bad_file is not None or args.dry_run
+        if tolerant:
+            bad_file = BadRowsFile(args.bad_rows or _bad_rows_name(args.table, parts),
+                                   all(p.kind == "csv" for p in parts))
         try:
             result = load_table(
                 session, args.table, list(args.sources), columns=columns,
@@ -483,12 +512,10 @@ def cmd_load(args: argparse.Namespace) -> int:
                 (1 << 62 if tolerant else None),
                 bad_rows=bad_file, dry_run=args.dry_run, rate=args.rate,
                 time_zone=args.time_zone)
-        except LoadError as exc:
-            if not tolerant or "bad rows" not in exc.reason:
-                raise
+        except TooManyBadRows as exc:
             progress.finish()
-            where = f" (in {args.bad_rows})" if args.bad_rows else ""
-            raise TableCommandError(f"{exc}{where}", exits.FAILED) from None
+            _show_bad_rows(bad_file)
+            raise TableCommandError(f"{exc}{_bad_rows_place(bad_file)}", exits.FAILED) from None
         finally:
             if bad_file is not None:
                 bad_file.close()
@@ -498,16 +525,16 @@ def cmd_load(args: argparse.Namespace) -> int:
             detail += (f", {result.empty:,} rows whose counters were all null (nothing to "
                        "add, nothing written)")
         if args.dry_run:
-            for f in result.failures[:5]:
-                sys.stderr.write(f"cqlcodec: row {f.row}: {f.error}\n")
+            _show_bad_rows(bad_file)
             _say(args, f"dry run: {result.rows:,} rows read and bound, "
-                       f"{len(result.failures):,} bad, nothing sent")
+                       f"{len(result.failures):,} bad{_bad_rows_place(bad_file)}, nothing sent")
             return exits.FAILED if result.failures else exits.OK
-        if result.failures and tolerant:
-            where = f" (in {args.bad_rows})" if args.bad_rows else ""
+        if tolerant:
+            budget = "" if args.max_errors is None else f", within --max-errors {args.max_errors}"
             _say(args, summary("loaded", result.written, progress.elapsed,
-                               f"{len(result.failures):,} bad rows{where}, {detail}"))
-            return exits.FAILED
+                               f"{len(result.failures):,} bad rows{_bad_rows_place(bad_file)}"
+                               f"{budget}, {detail}"))
+            return exits.FAILED if result.failures else exits.OK
         if result.failures:
             for f in result.failures[:5]:
                 sys.stderr.write(f"cqlcodec: row {f.row}: {type(f.error).__name__}: {f.error}\n")
@@ -518,6 +545,41 @@ def cmd_load(args: argparse.Namespace) -> int:
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _bad_rows_name(table: str, parts: list[Any]) -> str:
+    """The bad-rows file of a load given --max-errors or --dry-run without --bad-rows: a
+    new file in the current directory, named after the table and the time (as dsbulk
+    keeps its operation's errors)."""
+    import re
+    import time
+
+    suffix = "csv" if all(p.kind == "csv" for p in parts) else "jsonl"
+    stem = "cqlcodec-bad-rows-" + re.sub(r"[^\w.-]+", "_", table) + \
+        time.strftime("-%Y%m%d-%H%M%S")
+    name = f"{stem}.{suffix}"
+    n = 1
+    while os.path.exists(name):
+        n += 1
+        name = f"{stem}-{n}.{suffix}"
+    return name
+
+
+def _bad_rows_place(bad_file: Any) -> str:
+    """`` (in FILE)`` when the bad-rows file holds rows, else nothing."""
+    return f" (in {bad_file.path})" if bad_file is not None and bad_file.count else ""
+
+
+def _show_bad_rows(bad_file: Any) -> None:
+    """The first bad rows on stderr, each with its place in the source."""
+    if bad_file is None:
+        return
+    for bad in bad_file.first:
+        error = bad.error if len(bad.error) <= 200 else bad.error[:200] + "..."
+        sys.stderr.write(f"cqlcodec: bad row at {bad.source}: {error}\n")
+    if bad_file.count > len(bad_file.first):
+        sys.stderr.write(f"cqlcodec: ... {bad_file.count - len(bad_file.first):,} more in "
+                         f"{bad_file.path}\n")
 
 
 def _warn_counter_rows(session: Any, args: argparse.Namespace) -> None:
@@ -593,6 +655,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         progress.finish()
         if failed:
             index, error = failed[0]
+            _refused_permission(error)
             s = splits[index]
             raise TableCommandError(f"{len(failed)} of {len(splits)} splits could not be "
                                     f"counted (first: {s}: {type(error).__name__}: {error})",

@@ -87,7 +87,7 @@ from cqlcodec.driver.scan import (
     scan_table,
     table_schema_batch,
 )
-from cqlcodec.driver.sources import LoadCancelled, LoadError
+from cqlcodec.driver.sources import LoadCancelled, LoadError, TooManyBadRows
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
 
 __all__ = [
@@ -100,5 +100,5 @@ __all__ = [
     "ScanError", "ScanProgress", "SplitPlanError", "TableScan", "TokenSplit", "plan_splits",
     "read_split", "scan_table", "table_schema_batch",
     # bulk loads (driver/load.py, driver/sources.py)
-    "LoadCancelled", "LoadError", "LoadProgress", "load_table",
+    "LoadCancelled", "LoadError", "LoadProgress", "TooManyBadRows", "load_table",
 ]

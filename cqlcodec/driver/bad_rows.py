@@ -27,6 +27,7 @@ __all__ = ["BadRow", "BadRowsFile"]
 
 ERROR_COLUMN: Final = "_error"
 SOURCE_COLUMN: Final = "_source"
+FIRST_KEPT: Final = 5
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class BadRowsFile:
         self.csv_format = csv_format
         self.types = dict(types or {})
         self.count = 0
+        self.first: list[BadRow] = []  # the first FIRST_KEPT rows added, for a report
         self._header_written = os.path.exists(path) and os.path.getsize(path) > 0
         self._file: TextIO | None = None
         self._lock = threading.Lock()
@@ -73,6 +75,8 @@ class BadRowsFile:
                 self._file.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             self._file.flush()
             self.count += 1
+            if len(self.first) < FIRST_KEPT:
+                self.first.append(bad)
 
     def _json_value(self, name: str, value: Any) -> Any:
         from cqlcodec.driver.json_values import to_json

@@ -50,6 +50,7 @@ from cqlcodec.driver.sources import (
     LoadCancelled,
     LoadError,
     SourcePart,
+    TooManyBadRows,
     arrow_module,
     open_source,
     peek_columns,
@@ -184,9 +185,14 @@ def load_table(session: Session, table: str, source: object, *,
     are sent again one by one to find it) is bad too. Each bad row is in ``failures``
     and, with ``bad_rows`` (a :class:`BadRowsFile`), appended there with its error and
     its place in the source (``file:line`` for CSV and JSON lines, else
-    ``source:row``). More than ``max_errors`` bad rows stop the
-    load with :class:`LoadError`. ``dry_run=True`` reads, converts and binds every row
-    and sends nothing (``requests`` stays 0). ``rate`` limits the load to that many
+    ``source:row``). With ``max_errors`` or ``bad_rows`` the bad rows are part of the
+    result: ``load_table`` returns it (``raise_on_error`` applies to loads without
+    them only). More than ``max_errors`` bad rows (counted after each chunk; ``0``
+    allows none) stop the load with :class:`TooManyBadRows`, a :class:`LoadError` that
+    holds the result so far and says whether the source was read to its end.
+    ``dry_run=True`` reads, converts and binds every row
+    and sends nothing (``requests`` stays 0); its bad rows are its result, as with
+    ``max_errors`` (without it, no budget). ``rate`` limits the load to that many
     rows per second (chunks of at most a tenth of a second of rows, see
     :mod:`cqlcodec.driver.throttle`).
 
@@ -199,6 +205,8 @@ def load_table(session: Session, table: str, source: object, *,
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     check_nulls(nulls)
     zone = time_zone_of(time_zone)
+    if max_errors is not None and max_errors < 0:
+        raise ValueError(f"max_errors must be at least 0, got {max_errors}")
     timeout = DEFAULT_RETRY_TIMEOUT if retry_timeout is None else float(retry_timeout)
     check_retry_options(timeout, retries)
     pa = arrow_module()
@@ -214,7 +222,7 @@ def load_table(session: Session, table: str, source: object, *,
     renamed = dict(rename or {})
     time_types = time_column_types(session, meta)
     parts = source_parts(source, stdin_format)
-    tolerant = max_errors is not None or bad_rows is not None
+    tolerant = max_errors is not None or bad_rows is not None or dry_run
     json_types = _json_types(session, table_name, renamed, parts)
     for part in parts:  # every file is checked before anything is sent
         names = peek_columns(part)
@@ -280,9 +288,10 @@ def load_table(session: Session, table: str, source: object, *,
                             _write_tolerant(pa, write, piece, first_row, part_first, part.name,
                                             result, batch_by_replica, bad_rows)
                             if max_errors is not None and len(result.failures) > max_errors:
-                                raise LoadError(f"more than {max_errors} bad rows "
-                                                f"({len(result.failures)}): the load stopped",
-                                                source=part.name)
+                                result.failures.sort(key=lambda f: f.row)
+                                raise TooManyBadRows(result, max_errors,
+                                                     _read_all(chunks, parts, part),
+                                                     source=part.name)
                     except LoadError as exc:
                         if exc.source:
                             raise
@@ -303,9 +312,21 @@ def load_table(session: Session, table: str, source: object, *,
         progress(LoadProgress(result.rows, result.written, len(result.failures), rows_total,
                               bytes_done, bytes_total, time.monotonic() - started,
                               done_parts, len(parts)))
-    if result.failures and raise_on_error:
+    if result.failures and raise_on_error and not tolerant:
         raise InsertError(result)
     return result
+
+
+def _read_all(chunks: Any, parts: list[SourcePart], part: SourcePart) -> bool:
+    """Whether nothing is left to read after the chunks read so far of ``part``: no row
+    in the rest of its chunks and no part after it (reads at most one more chunk)."""
+    if parts.index(part) < len(parts) - 1:
+        return False
+    try:
+        following = next(chunks, None)
+    except Exception:
+        return False
+    return following is None or (_num_rows(following.data) == 0 and not following.unreadable)
 
 
 def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], None],

@@ -39,7 +39,8 @@ from cqlcodec.driver.text_records import RecordGroup, Unreadable, csv_records, j
 from cqlcodec.driver.time_text import UTC, TimeTextError, arrow_times, date_days, timestamp_ms
 from cqlcodec.errors import CodecError
 
-__all__ = ["Chunk", "LoadCancelled", "LoadError", "SourcePart", "arrow_module", "open_source", "source_parts"]
+__all__ = ["Chunk", "LoadCancelled", "LoadError", "SourcePart", "TooManyBadRows", "arrow_module", "open_source",
+           "source_parts"]
 
 PARQUET_SUFFIXES: Final = (".parquet", ".pq")
 CSV_SUFFIXES: Final = (".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".tsv")
@@ -77,6 +78,28 @@ class LoadCancelled(LoadError):
     def __init__(self, result: Any) -> None:
         super().__init__(f"the load was stopped after {result.rows} rows read")
         self.result = result
+
+
+class TooManyBadRows(LoadError):
+    """A tolerant load (``max_errors``) met more bad rows than its budget. The budget is
+    checked after each chunk, so the good rows of that chunk were written. ``result`` is
+    the :class:`~cqlcodec.driver.InsertResult` so far (its ``failures`` are the bad rows),
+    ``limit`` the budget, and ``finished`` says whether every row of the source had been
+    read (the budget ran out in the last chunk: nothing was left unwritten but the bad
+    rows) or the rest of the source was not read."""
+
+    def __init__(self, result: Any, limit: int, finished: bool, source: str = "") -> None:
+        bad = len(result.failures)
+        if finished:
+            what = (f"every row was read; {result.written:,} written, {bad:,} bad "
+                    "(the budget ran out in the last chunk)")
+        else:
+            what = (f"the load stopped after {result.rows:,} rows read ({result.written:,} "
+                    f"written, {bad:,} bad); the rest was not read")
+        super().__init__(f"more than {limit} bad rows ({bad}): {what}", source=source)
+        self.result = result
+        self.limit = limit
+        self.finished = finished
 
 
 def arrow_module() -> Any:

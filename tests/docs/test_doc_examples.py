@@ -3,7 +3,8 @@
 Every fenced ``python`` block of a page runs, in page order, in one namespace per
 page (so a block may use what an earlier block of the same page made). A block
 whose first line is ``# needs: server`` needs a running Cassandra (or what such a
-block made): it is not run here, so every block that uses a session is marked.
+block made): it is not run here, so every block that uses a session is marked; those
+pages run against the test server in tests/integration/test_doc_server_examples.py.
 Other needs (``# needs: pandas, pyarrow``) are modules: the block is skipped where
 one is missing.
 """

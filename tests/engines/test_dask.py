@@ -19,6 +19,10 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pa = pytest.importorskip("pyarrow")
 
+from integration.auth import AUTH_ADDRESS, engine_login_refused, prepare_server, reader_connect  # noqa: E402
+from integration.auth import KEYSPACE as AUTH_KS  # noqa: E402
+from integration.auth import ROWS as AUTH_ROWS  # noqa: E402
+from integration.auth import SKIP_REASON as AUTH_SKIP  # noqa: E402
 from integration.data import KEYSPACE  # noqa: E402
 
 import cqlcodec.dask  # noqa: E402
@@ -323,3 +327,21 @@ def test_a_table_loaded_a_moment_ago_is_read_by_both_workers(
         per_partition = ddf.map_partitions(where_read, meta={"worker": object, "rows": "int64"}).compute()
         assert per_partition["rows"].sum() == 5000
         assert per_partition["worker"].nunique() == 2, per_partition
+
+
+@pytest.mark.skipif(not AUTH_ADDRESS, reason=AUTH_SKIP)
+def test_a_role_reads_and_writes_on_a_password_protected_server(client: Any) -> None:
+    """CQLCODEC_AUTH_CASSANDRA (nox starts that node beside the test server): the
+    workers log in with the role of the spec; a wrong password is refused at once."""
+    prepare_server()
+    spec = reader_connect()
+    ddf = cqlcodec.dask.read_table(spec, f"{AUTH_KS}.readable", splits=4, split_rows=None)
+    frame = ddf.compute()
+    assert sorted(frame["k"]) == list(range(AUTH_ROWS))
+    result = cqlcodec.dask.to_table(ddf, spec, f"{AUTH_KS}.copy")
+    assert result.written == AUTH_ROWS and not result.failures
+    engine_login_refused(cqlcodec.dask.read_table)
+    from cassandra import Unauthorized
+
+    with pytest.raises((ScanError, Unauthorized), match=f"SELECT permission on <table {AUTH_KS}.hidden>"):
+        cqlcodec.dask.read_table(spec, f"{AUTH_KS}.hidden", splits=2).compute()

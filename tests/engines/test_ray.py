@@ -18,6 +18,10 @@ ray = pytest.importorskip("ray")
 pa = pytest.importorskip("pyarrow")
 psutil = pytest.importorskip("psutil")
 
+from integration.auth import AUTH_ADDRESS, engine_login_refused, prepare_server, reader_connect  # noqa: E402
+from integration.auth import KEYSPACE as AUTH_KS  # noqa: E402
+from integration.auth import ROWS as AUTH_ROWS  # noqa: E402
+from integration.auth import SKIP_REASON as AUTH_SKIP  # noqa: E402
 from integration.data import KEYSPACE  # noqa: E402
 
 import cqlcodec.ray  # noqa: E402
@@ -193,3 +197,18 @@ def test_a_table_loaded_a_moment_ago_gives_one_read_task_per_split(
         assert len(tasks) == len(source.splits) >= 8
         got = cqlcodec.ray.read_table(connect, table).to_arrow_refs()
         assert sum(ray.get(ref).num_rows for ref in got) == 5000
+
+
+@pytest.mark.skipif(not AUTH_ADDRESS, reason=AUTH_SKIP)
+def test_a_role_reads_and_writes_on_a_password_protected_server() -> None:
+    """CQLCODEC_AUTH_CASSANDRA (nox starts that node beside the test server): the
+    read and write tasks log in with the role of the spec; a wrong password is
+    refused at once."""
+    prepare_server()
+    spec = reader_connect()
+    ds = cqlcodec.ray.read_table(spec, f"{AUTH_KS}.readable", splits=4)
+    table = _table(ds)
+    assert sorted(table.column("k").to_pylist()) == list(range(AUTH_ROWS))
+    result = cqlcodec.ray.write_table(ds, spec, f"{AUTH_KS}.copy")
+    assert result.written == AUTH_ROWS and not result.failures
+    engine_login_refused(cqlcodec.ray.read_table)

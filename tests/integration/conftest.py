@@ -38,6 +38,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The count of documentation examples run against the server, for the CI log."""
+    import sys
+
+    module = sys.modules.get(f"{__package__}.test_doc_server_examples")
+    if module is not None:
+        ran = module.ran_blocks()
+        pages = len({block.rpartition(":")[0] for block in ran})
+        terminalreporter.write_line(f"docs examples that need a server: {len(ran)} blocks of "
+                                    f"{pages} pages run")
+
+
 def _host_port() -> tuple[str, int]:
     host, _, port = ADDRESS.rpartition(":")
     return (host or "127.0.0.1"), int(port or "9042")

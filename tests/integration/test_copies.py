@@ -345,17 +345,86 @@ def test_bad_rows_budget_hit_and_dry_run(session: Session, tmp_path: Path) -> No
     table = fresh(session, "bad_budget", "k text PRIMARY KEY, n int, s smallint")
     source = tmp_path / "in.jsonl"
     planted_jsonl(source)
-    done = cli("load", table, str(source), "--max-errors", "1", "--chunk-rows", "4")
+    done = cli("load", table, str(source), "--max-errors", "1", "--chunk-rows", "4",
+               cwd=tmp_path)
     assert done.returncode == 1
     # the budget is checked after each chunk: the second chunk's two bad rows stop it
-    assert "more than 1 bad rows (3)" in done.stderr, done.stderr
+    assert "more than 1 bad rows (3): the load stopped after 8 rows read (5 written, 3 bad)" \
+        in done.stderr, done.stderr
     written = {r[0] for r in session.execute(f"SELECT k FROM {table}")}
     assert written == {"key0", "key1", "key2", "key4", "key6"}
     empty = fresh(session, "bad_dry", "k text PRIMARY KEY, n int, s smallint")
-    done = cli("load", empty, str(source), "--dry-run")
+    done = cli("load", empty, str(source), "--dry-run", cwd=tmp_path)
     assert done.returncode == 1
-    assert "dry run: 20 rows read and bound, 2 bad, nothing sent" in done.stderr, done.stderr
+    assert "dry run: 20 rows read and bound, 2 bad (in cqlcodec-bad-rows-" in done.stderr, \
+        done.stderr
+    assert f"bad row at {source}:4: LoadError: column \"n\"" in done.stderr, done.stderr
     assert session.execute(f"SELECT count(*) FROM {empty}").one()[0] == 0
+
+
+def test_load_table_returns_bad_rows_within_budget(session: Session, tmp_path: Path) -> None:
+    """Issue 46, item 4: with ``max_errors`` the bad rows are in the result returned,
+    not an InsertError (raise_on_error left at its default), with and without a dry
+    run; more than the budget is TooManyBadRows holding the result; a budget below 0
+    is refused."""
+    import json
+
+    from cqlcodec.driver.bad_rows import BadRowsFile
+
+    table = fresh(session, "bad_api", "k text PRIMARY KEY, n int, s smallint")
+    source = tmp_path / "in.jsonl"
+    planted_jsonl(source)
+    bad = BadRowsFile(str(tmp_path / "bad.jsonl"), csv_format=False)
+    result = cd.load_table(session, table, str(source), max_errors=100, bad_rows=bad)
+    bad.close()
+    assert (result.rows, result.written) == (20, 17)
+    assert [f.row for f in result.failures] == [3, 5, 7]
+    places = [json.loads(line)["_source"] for line in (tmp_path / "bad.jsonl").read_text()
+              .splitlines()]
+    assert places == [f"{source}:{n}" for n in (4, 6, 8)]
+    for budget in (100, None):  # a dry run reports its bad rows, with a budget or without
+        dry = cd.load_table(session, table, str(source), max_errors=budget, dry_run=True)
+        assert (dry.rows, dry.requests, [f.row for f in dry.failures]) == (20, 0, [3, 5])
+    with pytest.raises(cd.TooManyBadRows) as caught:
+        cd.load_table(session, table, str(source), max_errors=1, chunk_rows=4)
+    assert not caught.value.finished and caught.value.limit == 1
+    assert (caught.value.result.rows, len(caught.value.result.failures)) == (8, 3)
+    with pytest.raises(ValueError, match="max_errors must be at least 0"):
+        cd.load_table(session, table, str(source), max_errors=-1)
+    with pytest.raises(cd.InsertError):  # no budget: a row the server refuses raises
+        cd.load_table(session, table, str(source), columns=["k"])  # key7 is too long
+
+
+def test_budget_run_out_in_the_last_chunk(session: Session, tmp_path: Path) -> None:
+    """Issue 46, items 5 and 6: 11 bad rows in one chunk with --max-errors 5 and every
+    good row written is said as it happened (not "the load stopped"); without
+    --bad-rows the bad rows go to a file in the current directory that the message
+    names, each with its file and line; --max-errors below 0 is a usage error."""
+    import json
+
+    table = fresh(session, "bad_one_chunk", "k int PRIMARY KEY, n int")
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"k": k, "n": "x" if k % 100 == 7 else k}) + "\n"
+                              for k in range(1100)))
+    work = tmp_path / "work"
+    work.mkdir()
+    done = cli("load", table, str(source), "--max-errors", "5", cwd=work)
+    assert done.returncode == 1, done.stderr
+    assert "more than 5 bad rows (11): every row was read; 1,089 written, 11 bad (the budget " \
+        "ran out in the last chunk)" in done.stderr, done.stderr
+    assert "the load stopped" not in done.stderr
+    (bad_file,) = list(work.iterdir())
+    assert f"(in {bad_file.name})" in done.stderr, done.stderr
+    rows = [json.loads(line) for line in bad_file.read_text().splitlines()]
+    assert [r["_source"] for r in rows] == [f"{source}:{k + 1}" for k in range(7, 1100, 100)]
+    assert session.execute(f"SELECT count(*) FROM {table}").one()[0] == 1089
+    done = cli("load", table, str(source), "--max-errors", "20", cwd=work)
+    assert done.returncode == 1, done.stderr
+    assert "loaded 1,089 rows" in done.stderr and "11 bad rows (in cqlcodec-bad-rows-" in \
+        done.stderr and "within --max-errors 20" in done.stderr, done.stderr
+    assert len(list(work.iterdir())) == 2  # a new file: the first is not appended to
+    done = cli("load", table, str(source), "--max-errors", "-1", cwd=work)
+    assert done.returncode == 2 and "must be at least 0" in done.stderr, done.stderr
 
 
 # --------------------------------------------------------------------------- unreadable lines
@@ -422,7 +491,8 @@ def test_unreadable_lines_budget_hit_and_dry_run(session: Session, tmp_path: Pat
     lines[9], lines[19], lines[24] = b'{"k": 9, "n":', b"[19, 19]", b'{"k": 24, "n": "\xff"}'
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"\n".join(lines) + b"\n")
-    done = cli("load", table, str(source), "--max-errors", "1", "--chunk-rows", "15")
+    done = cli("load", table, str(source), "--max-errors", "1", "--chunk-rows", "15",
+               cwd=tmp_path)
     assert done.returncode == 1
     # the budget is checked after each chunk: the second one's two bad lines stop it
     assert "more than 1 bad rows (3)" in done.stderr, done.stderr
@@ -440,9 +510,11 @@ def test_unreadable_lines_budget_hit_and_dry_run(session: Session, tmp_path: Pat
     csv_source = tmp_path / "in.csv"
     planted_csv(csv_source)
     empty = fresh(session, "unreadable_dry", "k int PRIMARY KEY, n int, s text")
-    done = cli("load", empty, str(csv_source), "--dry-run")
+    done = cli("load", empty, str(csv_source), "--dry-run", cwd=tmp_path)
     assert done.returncode == 1
-    assert "dry run: 400 rows read and bound, 4 bad, nothing sent" in done.stderr, done.stderr
+    assert "dry run: 400 rows read and bound, 4 bad (in cqlcodec-bad-rows-" in done.stderr, \
+        done.stderr
+    assert f"bad row at {csv_source}:252: LoadError: 2 fields" in done.stderr, done.stderr
     assert session.execute(f"SELECT count(*) FROM {empty}").one()[0] == 0
 
 

@@ -93,7 +93,10 @@ def rows_of(session: Session, table: str) -> list[tuple[Any, ...]]:
     return sorted(rows, key=lambda row: (row[0], row[1]))
 
 
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 300,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m cqlcodec ARGS`` against the test server, in ``cwd`` (default the
+    repository root: where a load without --bad-rows would put its bad rows)."""
     host, _, port = ADDRESS.rpartition(":")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("CQLCODEC_DEBUG", None)
@@ -101,7 +104,8 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     # imports the same cqlcodec as this process (the installed build under nox)
     return subprocess.run([sys.executable, "-m", "cqlcodec", *args, "--host", host or "127.0.0.1",
                            "--port", port or "9042", "--timeout", "30"],
-                          capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
+                          capture_output=True, text=True, env=env, timeout=timeout,
+                          cwd=cwd or ROOT)
 
 
 # --------------------------------------------------------------------------- batch sizing
