@@ -105,6 +105,7 @@ def test_a_password_option_is_refused_and_never_shown(tmp_path: Path, command: l
     (["load", "ks.t", "-"], "--format"),
     (["load", "ks.t", "f.csv", "--format", "csv"], "--format"),
     (["load", "ks.t", "-", "f.csv", "--format", "csv"], "alone"),
+    (["load", "ks.t", "f.csv", "--no-batch", "--batch-bytes", "9000"], "--no-batch"),
     (["unload", "ks.t", "-o", "d", "--columns", '"a'], "unclosed quote"),
     (["unload", "ks.t", "-o", "d", "--columns", '"a"b'], "after a closing quote"),
 ])

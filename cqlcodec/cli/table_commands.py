@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 ARROW_HINT: Final = "this command needs pyarrow: pip install 'cqlcodec[arrow]'"
 MAX_COUNT_HALVINGS: Final = 8
 DEFAULT_TOP: Final = 10
+DEFAULT_BATCH_BYTES: Final = 40_000
 
 
 class TableCommandError(Exception):
@@ -57,7 +58,8 @@ class TableCommandError(Exception):
 
 def add_commands(sub: Any) -> None:
     """Adds unload, load and count to the tool's subparsers."""
-    p = sub.add_parser("unload", help="write a whole table to Parquet, CSV, JSON lines or Arrow files",
+    p = sub.add_parser("unload",
+                       help="write a whole table to Parquet, CSV, JSON lines or Arrow files",
                        description="Read every row of a table, several token-range splits at "
                                    "once, into one file per split in DIR (and a manifest, "
                                    "_manifest.json, of the finished splits).",
@@ -68,7 +70,9 @@ def add_commands(sub: Any) -> None:
                    help="output directory; - writes csv or jsonl to stdout")
     p.add_argument("--format", choices=sorted(FORMATS), default="parquet",
                    help="file format (default parquet)")
-    p.add_argument("--columns", metavar="A,B", help="only these columns (default all)")
+    p.add_argument("--columns", metavar="A,B",
+                   help='only these columns (default all); unquoted names fold to lower case, '
+                        '"Quoted" ones keep their case')
     p.add_argument("--where", metavar="COND",
                    help="a further CQL condition on the rows (sent with ALLOW FILTERING)")
     p.add_argument("--resume", action="store_true",
@@ -99,10 +103,12 @@ def add_commands(sub: Any) -> None:
                    help="files or directories; - reads stdin (with --format)")
     p.add_argument("--format", choices=["csv", "jsonl"],
                    help="the format of stdin (files are known by their names)")
-    p.add_argument("--columns", metavar="A,B", help="only these source columns (default all)")
+    p.add_argument("--columns", metavar="A,B",
+                   help='only these source columns (default all), by their exact names; '
+                        '"quotes" hold a name with a comma')
     p.add_argument("--chunk-rows", type=_positive, default=20_000, metavar="N",
                    help="rows read, checked and sent at a time (default 20000)")
-    p.add_argument("--batch-bytes", type=_positive, default=40_000, metavar="N",
+    p.add_argument("--batch-bytes", type=_positive, metavar="N",
                    help="batch size in the server's measure (default 40000; the server "
                         "refuses more than batch_size_fail_threshold, 50 KiB)")
     p.add_argument("--no-batch", action="store_true", help="one row per request")
@@ -485,6 +491,9 @@ def cmd_load(args: argparse.Namespace) -> int:
                                 "their names", exits.USAGE)
     if "-" in args.sources and len(args.sources) > 1:
         raise TableCommandError("stdin (-) is read alone, without other sources", exits.USAGE)
+    if args.no_batch and args.batch_bytes is not None:
+        raise TableCommandError("--batch-bytes sizes batches: --no-batch sends none",
+                                exits.USAGE)
     parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
     cluster, session = _connect(args)
     try:
@@ -508,7 +517,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             result = load_table(
                 session, args.table, list(args.sources), columns=columns,
                 chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
-                batch_bytes=args.batch_bytes, concurrency=args.concurrency,
+                batch_bytes=args.batch_bytes or DEFAULT_BATCH_BYTES, concurrency=args.concurrency,
                 consistency_level=_consistency(args), retries=args.retries,
                 retry_timeout=args.retry_timeout, raise_on_error=False, progress=report,
                 ignore_writetime=args.ignore_writetime, stdin_format=args.format,
