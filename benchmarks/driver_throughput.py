@@ -143,7 +143,7 @@ def _decode_us_per_row(handler: type[_ProtocolHandler], body: bytes, protocol_ve
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--fetch-size", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)

@@ -645,7 +645,7 @@ def chart(results: Results, memory: Memory, path: Path, title: str) -> bool:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--worker", action="append", default=[], metavar="PYTHON=IMPL[,IMPL]",
                     help="an interpreter and the impls it hosts (repeatable)")
     mode = ap.add_mutually_exclusive_group()

@@ -72,7 +72,7 @@ def _spawn(case: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9042)
     parser.add_argument("--protocol", type=int, default=5)

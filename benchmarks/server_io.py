@@ -514,7 +514,7 @@ def _print_peer_targets(medians: dict[str, dict[str, float]], cannot: dict[str, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9042)
     parser.add_argument("--protocol", type=int, default=5)

@@ -90,7 +90,7 @@ def capture(host: str, port: int, protocol: int, lz4: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("server", help="host:port")
     parser.add_argument("--lz4", action="store_true", help="also capture v5 with lz4")
     args = parser.parse_args()

@@ -15,7 +15,7 @@ from pathlib import Path
 def write_or_check(argv: list[str] | None, target: Path, text: str, script: str,
                    description: str) -> int:
     """Exit status of a generator run (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=description)
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 if the file is not what this script makes")
     args = parser.parse_args(argv)

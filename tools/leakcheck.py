@@ -291,7 +291,7 @@ def workload() -> list[tuple[str, Op]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=1_000_000)
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=4, help="batches before the baseline")

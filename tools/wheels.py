@@ -267,7 +267,8 @@ def table(arts: list[Artefact]) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="dist", help="where the artefacts go (default dist/)")
     ap.add_argument("--work", help="scratch directory (default: a new temporary one)")
     ap.add_argument("--python", action="append", default=[], help="CPython version to compile for")

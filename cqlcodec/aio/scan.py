@@ -162,7 +162,7 @@ class AsyncTableScan:
         query, planned, count = await off_loop(plan_scan, session, table, columns, where,
                                                splits, concurrency)
         self.splits = planned
-        self._tally = ScanTally(planned, self._progress, host_watch(session))
+        self._tally = ScanTally(planned, self._progress, host_watch(session), query.table)
         fetch_size, consistency_level, retries, retry_timeout = self._read_options
         self._tasks = _SplitTasks(session, query, planned, count, fetch_size,
                                   consistency_level, retries, retry_timeout,

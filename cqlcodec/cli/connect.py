@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import logging
 import os
 import sys
+import threading
 from typing import Any, Final
 
 from cqlcodec.cli import exits
@@ -28,6 +30,21 @@ class ConnectError(Exception):
         self.status = status
 
 
+PASSWORD_REFUSED: Final = (
+    "--password is not an option: a password on the command line is seen by every user "
+    "of the machine (ps, shell history); put it in an environment variable named by "
+    f"--password-env (default ${DEFAULT_PASSWORD_ENV}), or give --username alone to be "
+    "asked for it")
+
+
+class RefusedPassword(argparse.Action):
+    """``--password``/``-p``: refused with exit status 2, the value never shown."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        parser.error(PASSWORD_REFUSED)
+
+
 def add_connection_options(p: argparse.ArgumentParser) -> None:
     """--host/--port, credentials, SSL, consistency and protocol version."""
     g = p.add_argument_group("connection")
@@ -39,6 +56,7 @@ def add_connection_options(p: argparse.ArgumentParser) -> None:
                    help="log in as NAME (password from --password-env, else a prompt)")
     g.add_argument("--password-env", default=DEFAULT_PASSWORD_ENV, metavar="VAR",
                    help=f"environment variable holding the password (default {DEFAULT_PASSWORD_ENV})")
+    g.add_argument("--password", "-p", action=RefusedPassword, nargs="?", help=argparse.SUPPRESS)
     g.add_argument("--ssl", action="store_true", help="connect with TLS")
     g.add_argument("--ssl-ca", metavar="FILE", help="CA certificates (PEM) to verify the server "
                    "with (default: the system's)")
@@ -92,6 +110,33 @@ def password(args: argparse.Namespace) -> str | None:
     return getpass.getpass(f"password for {args.username}: ")
 
 
+NO_AUTH_WARNING: Final = ("cqlcodec: warning: --username {user} given, but the server asked "
+                          "for no authentication (its authenticator lets every client in): "
+                          "the password was not used\n")
+
+
+class NoAuthNotice(logging.Filter):
+    """Turns the driver's warning, logged per connection, that a server with
+    ``--username`` sent no authentication challenge into one line on stderr."""
+
+    def __init__(self, username: str) -> None:
+        super().__init__()
+        self.username = username
+        self.said = False
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for the driver's no-challenge warning (said once here), else True."""
+        if "authentication challenge was not sent" not in str(record.msg):
+            return True
+        with self._lock:
+            if not self.said:
+                self.said = True
+                sys.stderr.write(NO_AUTH_WARNING.format(user=self.username))
+                sys.stderr.flush()
+        return False
+
+
 def consistency_level(args: argparse.Namespace) -> int:
     """The driver's ConsistencyLevel value of --consistency."""
     from cassandra import ConsistencyLevel
@@ -128,6 +173,7 @@ def open_session(args: argparse.Namespace) -> tuple[Any, Any]:
     secret = password(args)
     if args.username:
         options["auth_provider"] = PlainTextAuthProvider(args.username, secret or "")
+        logging.getLogger("cassandra.connection").addFilter(NoAuthNotice(args.username))
     if args.ssl or args.ssl_ca or args.ssl_no_verify:
         options["ssl_context"] = _ssl_context(args)
     if args.protocol_version is not None:

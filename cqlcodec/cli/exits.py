@@ -20,9 +20,13 @@ MISSING_DEPENDENCY: Final = 5
 """An optional dependency is missing (pyarrow, a driver): the message says what to install."""
 INTERRUPTED: Final = 130
 """Interrupted (Ctrl-C)."""
+BROKEN_PIPE: Final = 141
+"""stdout was closed by its reader (``| head``): 128 + SIGPIPE, as the shell reports a
+tool that SIGPIPE ended; no summary line (the rows not read were not delivered)."""
 
 DESCRIPTION: Final = """\
 exit statuses: 0 done; 1 not all done (rows not written, a split failed: see the
 message; unload --resume continues); 2 bad command line; 3 bad input (unknown
 keyspace/table/column, unreadable file, a value that does not fit); 4 cannot connect
-or authenticate; 5 a missing optional dependency; 130 interrupted."""
+or authenticate; 5 a missing optional dependency; 130 interrupted; 141 stdout closed
+by its reader (| head)."""

@@ -31,7 +31,9 @@ class Progress:
     ``enabled`` (the commands pass: stderr is a terminal and no ``--quiet``).
     Thread-safe: workers call :meth:`add_rows` and :meth:`unit_done`. ``status``, when
     set, gives a text shown at the end of the line when not empty (what the work waits
-    for: ``"waiting for 127.0.0.1 (down 12 s)"``)."""
+    for: ``"waiting for 127.0.0.1 (down 12 s)"``). ``estimate``, when set, gives the
+    estimated rows in place of ``estimated_rows`` (None while they are not known yet:
+    the line then says so rather than show a time left)."""
 
     def __init__(self, verb: str, units: str, total_units: int, estimated_rows: int,
                  enabled: bool, stream: TextIO | None = None) -> None:
@@ -45,6 +47,7 @@ class Progress:
         self.units_done = 0
         self.started = time.monotonic()
         self.status: Callable[[], str] | None = None
+        self.estimate: Callable[[], int | None] | None = None
         self._drawn = 0.0
         self._lock = threading.Lock()
 
@@ -77,8 +80,12 @@ class Progress:
         rate = self.rows / elapsed if elapsed > 0 else 0.0
         parts = [f"{self.verb} {_count(self.rows)} rows", f"{_count(rate)} rows/s",
                  f"{self.units} {self.units_done}/{self.total_units}"]
-        if self.estimated_rows > self.rows and rate > 0:
-            parts.append(f"ETA {_duration((self.estimated_rows - self.rows) / rate)} (estimated)")
+        total = self.estimate() if self.estimate is not None else self.estimated_rows
+        if total is None:
+            parts.append("ETA not known yet (estimating rows per partition)")
+        elif total > self.rows and rate > 0 and self.units_done < self.total_units:
+            parts.append(f"ETA {_duration((total - self.rows) / rate)} of ~{_count(total)} "
+                         "rows (estimated)")
         parts.append(_duration(elapsed))
         status = self.status() if self.status is not None else ""
         if status:

@@ -36,6 +36,7 @@ from cqlcodec.cli.unload_files import (
     splits_as_dicts,
     write_split,
 )
+from cqlcodec.types.names import CqlNameError, parse_names, quote_name
 
 DEFAULT_RETRY_TIMEOUT: Final = 120.0  # as cqlcodec.driver.outage (not imported: startup time)
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 ARROW_HINT: Final = "this command needs pyarrow: pip install 'cqlcodec[arrow]'"
 MAX_COUNT_HALVINGS: Final = 8
+DEFAULT_TOP: Final = 10
+DEFAULT_BATCH_BYTES: Final = 40_000
 
 
 class TableCommandError(Exception):
@@ -55,7 +58,8 @@ class TableCommandError(Exception):
 
 def add_commands(sub: Any) -> None:
     """Adds unload, load and count to the tool's subparsers."""
-    p = sub.add_parser("unload", help="write a whole table to Parquet, CSV or Arrow files",
+    p = sub.add_parser("unload",
+                       help="write a whole table to Parquet, CSV, JSON lines or Arrow files",
                        description="Read every row of a table, several token-range splits at "
                                    "once, into one file per split in DIR (and a manifest, "
                                    "_manifest.json, of the finished splits).",
@@ -66,7 +70,9 @@ def add_commands(sub: Any) -> None:
                    help="output directory; - writes csv or jsonl to stdout")
     p.add_argument("--format", choices=sorted(FORMATS), default="parquet",
                    help="file format (default parquet)")
-    p.add_argument("--columns", metavar="A,B", help="only these columns (default all)")
+    p.add_argument("--columns", metavar="A,B",
+                   help='only these columns (default all); unquoted names fold to lower case, '
+                        '"Quoted" ones keep their case')
     p.add_argument("--where", metavar="COND",
                    help="a further CQL condition on the rows (sent with ALLOW FILTERING)")
     p.add_argument("--resume", action="store_true",
@@ -87,7 +93,7 @@ def add_commands(sub: Any) -> None:
     _scan_options(p)
     p.set_defaults(run=cmd_unload)
 
-    p = sub.add_parser("load", help="write Parquet, CSV or Arrow files into a table",
+    p = sub.add_parser("load", help="write Parquet, CSV, JSON lines or Arrow files into a table",
                        description="Insert every row of the files (or the files in the "
                                    "directories) into a table; columns are matched by name.",
                        epilog=exits.DESCRIPTION,
@@ -97,10 +103,12 @@ def add_commands(sub: Any) -> None:
                    help="files or directories; - reads stdin (with --format)")
     p.add_argument("--format", choices=["csv", "jsonl"],
                    help="the format of stdin (files are known by their names)")
-    p.add_argument("--columns", metavar="A,B", help="only these source columns (default all)")
+    p.add_argument("--columns", metavar="A,B",
+                   help='only these source columns (default all), by their exact names; '
+                        '"quotes" hold a name with a comma')
     p.add_argument("--chunk-rows", type=_positive, default=20_000, metavar="N",
                    help="rows read, checked and sent at a time (default 20000)")
-    p.add_argument("--batch-bytes", type=_positive, default=40_000, metavar="N",
+    p.add_argument("--batch-bytes", type=_positive, metavar="N",
                    help="batch size in the server's measure (default 40000; the server "
                         "refuses more than batch_size_fail_threshold, 50 KiB)")
     p.add_argument("--no-batch", action="store_true", help="one row per request")
@@ -143,8 +151,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--by", choices=["host", "range", "partition"],
                    help="one line per replica host, token range or partition: the group, "
                         "then its row count")
-    p.add_argument("--top", type=_positive, default=10, metavar="N",
-                   help="with --by partition: the N largest partitions (default 10)")
+    p.add_argument("--top", type=_positive, metavar="N",
+                   help=f"with --by partition: the N largest partitions (default {DEFAULT_TOP})")
     p.add_argument("--json", action="store_true", help="with --by: one JSON document")
     _scan_options(p)
     p.set_defaults(run=cmd_count)
@@ -221,9 +229,26 @@ def _retry_options(p: argparse.ArgumentParser, progress: str) -> None:
 
 
 def _columns(text: str | None) -> list[str] | None:
+    """--columns of unload: the names as CQL writes them (quoted ones keep their case and
+    may hold commas), resolved against the table by the scan."""
+    names = _column_names(text)
+    return None if names is None else [quote_name(n) if q else n for n, q in names]
+
+
+def _source_columns(text: str | None) -> list[str] | None:
+    """--columns of load: source (file) column names, matched exactly; double quotes
+    hold a name with a comma or a quote (``""``)."""
+    names = _column_names(text)
+    return None if names is None else [n for n, _ in names]
+
+
+def _column_names(text: str | None) -> list[tuple[str, bool]] | None:
     if not text:
         return None
-    names = [c.strip() for c in text.split(",") if c.strip()]
+    try:
+        names = parse_names(text, "--columns")
+    except CqlNameError as exc:
+        raise TableCommandError(str(exc), exits.USAGE) from None
     if not names:
         raise TableCommandError("--columns names no column", exits.USAGE)
     return names
@@ -260,6 +285,7 @@ def cmd_unload(args: argparse.Namespace) -> int:
     """``unload``: one file per split into the output directory, resumable."""
     _require_pyarrow()
     from cqlcodec.driver import ScanError, TokenSplit, plan_splits, read_split
+    from cqlcodec.driver.estimates import RowEstimate
     from cqlcodec.driver.outage import host_watch
     from cqlcodec.driver.scan import table_schema_batch
     from cqlcodec.driver.splits import table_ref
@@ -269,9 +295,15 @@ def cmd_unload(args: argparse.Namespace) -> int:
     if args.compress and args.format not in TEXT_FORMATS:
         raise TableCommandError("--compress is for csv and jsonl (Parquet: "
                                 "--parquet-compression)", exits.USAGE)
+    if args.parquet_compression and args.format != "parquet":
+        raise TableCommandError(f"--parquet-compression is for --format parquet, not "
+                                f"{args.format} (csv, jsonl: --compress)", exits.USAGE)
     if out == "-":
         if args.format not in TEXT_FORMATS:
             raise TableCommandError("-o - (stdout) writes csv or jsonl only", exits.USAGE)
+        if args.resume:
+            raise TableCommandError("--resume continues an unload into a directory: stdout "
+                                    "(-o -) keeps no manifest to resume from", exits.USAGE)
         return _unload_to_stdout(args, columns)
     if os.path.exists(out) and not os.path.isdir(out):
         raise TableCommandError(f"{out} is not a directory", exits.BAD_INPUT)
@@ -279,8 +311,9 @@ def cmd_unload(args: argparse.Namespace) -> int:
     try:
         ref = table_ref(session, args.table)
         table = str(ref)
-        # unknown columns fail before any file
-        table_schema_batch(session, table, columns, writetime=args.writetime, ttl=args.ttl)
+        # unknown columns and a condition the server refuses fail before any file
+        table_schema_batch(session, table, columns, writetime=args.writetime, ttl=args.ttl,
+                           where=args.where)
         header = {"table": table, "columns": columns, "where": args.where, "format": args.format}
         if args.writetime or args.ttl:
             header.update(writetime=args.writetime, ttl=args.ttl)
@@ -312,8 +345,12 @@ def cmd_unload(args: argparse.Namespace) -> int:
             manifest.save()
         remove_temporaries(out)
         todo = [i for i in range(len(splits)) if str(i) not in manifest.done]
-        estimated = sum(s.estimated_rows for s in splits)
-        progress = Progress("unloaded", "splits", len(splits), estimated, _show_progress(args))
+        estimate = RowEstimate(sum(s.estimated_rows for s in splits),
+                               bool(ref.metadata.clustering_key))
+        for key, done in manifest.done.items():
+            estimate.split_done(int(done["rows"]), splits[int(key)].estimated_rows)
+        progress = Progress("unloaded", "splits", len(splits), 0, _show_progress(args))
+        progress.estimate = lambda: estimate.rows
         progress.status = host_watch(session).waiting_text
         progress.rows = manifest.rows_done()
         progress.units_done = len(splits) - len(todo)
@@ -328,11 +365,13 @@ def cmd_unload(args: argparse.Namespace) -> int:
                                  retries=args.retries, retry_timeout=args.retry_timeout,
                                  writetime=args.writetime, ttl=args.ttl)
             name = split_file_name(index, args.format, args.compress)
-            rows = write_split(_throttled(batches, limiter), out, name, args.format,
+            rows = write_split(_throttled(_sampled(batches, estimate, ref.partition_key),
+                                          limiter), out, name, args.format,
                                progress.add_rows,
                                compress=args.compress,
                                parquet_compression=args.parquet_compression)
             manifest.finished(index, name if rows else None, rows)
+            estimate.split_done(rows, splits[index].estimated_rows)
             progress.unit_done()
 
         failed = _run_all(unload_split, todo, args.concurrency, progress)
@@ -380,9 +419,10 @@ def _unload_to_stdout(args: argparse.Namespace, columns: list[str] | None) -> in
                 else:
                     rows = write_csv_stream(pa, pages, sink, progress.add_rows)
             sys.stdout.flush()
-        except ScanError as exc:
+        except ScanError as exc:  # before any split was read: the table, columns, --where
             _refused_permission(exc)
-            raise TableCommandError(str(exc), exits.FAILED) from None
+            status = exits.FAILED if exc.split is not None else exits.BAD_INPUT
+            raise TableCommandError(str(exc), status) from None
         progress.finish()
         _say(args, summary("unloaded", rows, progress.elapsed, "to stdout"))
         return exits.OK
@@ -418,6 +458,15 @@ def _fetch_size(args: argparse.Namespace) -> int:
     from cqlcodec.driver.throttle import piece_rows
 
     return piece_rows(args.rate, args.fetch_size) if args.rate else int(args.fetch_size)
+
+
+def _sampled(batches: Any, estimate: Any, keys: list[str]) -> Any:
+    """The batches, the first ones counted into the row estimate (partitions per page)."""
+    from cqlcodec.driver.estimates import sample_page
+
+    for batch in batches:
+        sample_page(estimate, batch, keys)
+        yield batch
 
 
 def _throttled(batches: Any, limiter: Any) -> Any:
@@ -478,7 +527,17 @@ def cmd_load(args: argparse.Namespace) -> int:
     from cqlcodec.driver.outage import host_watch
     from cqlcodec.driver.sources import TooManyBadRows, source_parts
 
-    columns = _columns(args.columns)
+    columns = _source_columns(args.columns)
+    if "-" in args.sources and args.format is None:
+        raise TableCommandError("reading stdin (-) needs --format csv or jsonl", exits.USAGE)
+    if "-" not in args.sources and args.format is not None:
+        raise TableCommandError("--format is the format of stdin (-): files are known by "
+                                "their names", exits.USAGE)
+    if "-" in args.sources and len(args.sources) > 1:
+        raise TableCommandError("stdin (-) is read alone, without other sources", exits.USAGE)
+    if args.no_batch and args.batch_bytes is not None:
+        raise TableCommandError("--batch-bytes sizes batches: --no-batch sends none",
+                                exits.USAGE)
     parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
     cluster, session = _connect(args)
     try:
@@ -503,7 +562,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             result = load_table(
                 session, args.table, list(args.sources), columns=columns,
                 chunk_rows=args.chunk_rows, batch_by_replica=not args.no_batch,
-                batch_bytes=args.batch_bytes, concurrency=args.concurrency,
+                batch_bytes=args.batch_bytes or DEFAULT_BATCH_BYTES, concurrency=args.concurrency,
                 consistency_level=_consistency(args), retries=args.retries,
                 retry_timeout=args.retry_timeout, raise_on_error=False, progress=report,
                 ignore_writetime=args.ignore_writetime, stdin_format=args.format,
@@ -604,10 +663,12 @@ def _warn_counter_rows(session: Any, args: argparse.Namespace) -> None:
 def cmd_count(args: argparse.Namespace) -> int:
     """``count``: SELECT count(*) per split, in parallel; prints the total."""
     from cqlcodec.driver import plan_splits
+    from cqlcodec.driver.estimates import RowEstimate
     from cqlcodec.driver.outage import Patience, host_watch
     from cqlcodec.driver.scan import protect_name
     from cqlcodec.driver.splits import table_ref
 
+    _check_count_flags(args)
     cluster, session = _connect(args)
     try:
         ref = table_ref(session, args.table)
@@ -619,20 +680,20 @@ def cmd_count(args: argparse.Namespace) -> int:
         statement = session.prepare(cql)
         statement.consistency_level = _consistency(args)
         splits = plan_splits(session, str(ref), args.splits)
-        progress = Progress("counted", "splits", len(splits),
-                            sum(s.estimated_rows for s in splits), _show_progress(args))
+        estimate = RowEstimate(sum(s.estimated_rows for s in splits),
+                               bool(ref.metadata.clustering_key))
+        progress = Progress("counted", "splits", len(splits), 0, _show_progress(args))
+        progress.estimate = lambda: estimate.rows
         progress.status = host_watch(session).waiting_text
         lock = threading.Lock()
         total = [0]
         counts: dict[int, int] = {}
         partitions = None
         if args.by == "partition":
-            if args.where:
-                raise TableCommandError("--by partition counts whole partitions: no --where",
-                                        exits.USAGE)
             from cqlcodec.cli.count_groups import PartitionCounter
 
-            partitions = PartitionCounter(session, ref, args.top, _consistency(args))
+            partitions = PartitionCounter(session, ref, args.top or DEFAULT_TOP,
+                                          _consistency(args))
 
         def count_split(index: int) -> None:
             s = splits[index]
@@ -648,6 +709,7 @@ def cmd_count(args: argparse.Namespace) -> int:
             with lock:
                 total[0] += n
                 counts[index] = n
+                estimate.split_done(n, s.estimated_rows)
             progress.add_rows(n)
             progress.unit_done()
 
@@ -672,6 +734,19 @@ def cmd_count(args: argparse.Namespace) -> int:
         return exits.OK
     finally:
         cluster.shutdown()
+
+
+def _check_count_flags(args: argparse.Namespace) -> None:
+    """Exit status 2 for flags that mean nothing together (before connecting)."""
+    if args.json and not args.by:
+        raise TableCommandError("--json is the form of --by's groups: give --by too",
+                                exits.USAGE)
+    if args.top is not None and args.by != "partition":
+        raise TableCommandError("--top is the number of partitions of --by partition",
+                                exits.USAGE)
+    if args.by == "partition" and args.where:
+        raise TableCommandError("--by partition counts whole partitions: no --where",
+                                exits.USAGE)
 
 
 def _count_range(session: Any, statement: Any, start: int, end: int,

@@ -31,9 +31,10 @@ from cqlcodec.driver.columns import InsertResult, insert_columns
 from cqlcodec.driver.connect import Connect, session_for
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience
 from cqlcodec.driver.resend import insert_until_written, prepare_patiently
-from cqlcodec.driver.scan import ScanError, read_split, table_schema_batch
+from cqlcodec.driver.scan import ScanError, read_split, resolved_columns, table_schema_batch
 from cqlcodec.driver.splits import TokenSplit, table_ref
 from cqlcodec.errors import CodecError
+from cqlcodec.types.names import cql_table_name, quote_name
 
 __all__ = ["TableColumns", "WriteFailure", "WriteResult", "WriteError", "conform", "group_splits",
            "read_split_table", "resolve_table", "empty_table", "write_arrow"]
@@ -42,7 +43,7 @@ _TEXT_KINDS: Final = (K.VARINT, K.DECIMAL)
 
 
 def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return quote_name(name)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class TableColumns:
         return f"{_quote(self.keyspace)}.{_quote(self.name)}"
 
     def __str__(self) -> str:
-        return f"{self.keyspace}.{self.name}"
+        return cql_table_name(self.keyspace, self.name)
 
 
 def resolve_table(session: Session, table: str, columns: Sequence[str] | None = None) -> TableColumns:
@@ -77,11 +78,7 @@ def resolve_table(session: Session, table: str, columns: Sequence[str] | None = 
     else:
         if isinstance(columns, str):
             raise ScanError(f"columns must be a sequence of column names, not the str {columns!r}")
-        chosen = tuple(columns)
-        unknown = [c for c in chosen if c not in every]
-        if unknown:
-            raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in {ref} "
-                            f"(columns: {', '.join(every)})")
+        chosen = tuple(resolved_columns(columns, every, str(ref), ScanError))
         if not chosen:
             raise ScanError(f"no column chosen from {ref}")
         if len(set(chosen)) != len(chosen):
@@ -134,7 +131,8 @@ def empty_table(session: Session, ref: TableColumns) -> Any:
     """An empty ``pyarrow.Table`` whose schema every split of ``ref`` is read into (see
     the module doc); ``.schema`` is that schema (``Schema.empty_table`` cannot make
     every extension type, so the template travels instead)."""
-    return conform(table_schema_batch(session, ref.qualified, list(ref.columns)))
+    return conform(table_schema_batch(session, ref.qualified,
+                                      [quote_name(c) for c in ref.columns]))
 
 
 def storage_type(t: Any) -> Any:
@@ -220,7 +218,8 @@ def read_split_table(connect: Connect, ref: TableColumns, template: Any, splits:
     tables: list[Any] = []
     for split in splits:
         try:
-            for batch in read_split(session, ref.qualified, split, chosen, where=where,
+            for batch in read_split(session, ref.qualified, split,
+                                    [quote_name(c) for c in chosen], where=where,
                                     fetch_size=fetch_size, consistency_level=consistency_level,
                                     retries=retries, retry_timeout=retry_timeout):
                 if len(batch):

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["DensityProfile", "SizeEstimate"]
+from cqlcodec.columnar.batch import ColumnBatch
+
+__all__ = ["DensityProfile", "RowEstimate", "SizeEstimate", "partitions_in", "sample_page"]
 
 RING_MIN: Final = -(2**63)
 RING_MAX: Final = 2**63 - 1
@@ -116,3 +118,79 @@ class DensityProfile:
     def _overlaps(self, start: int, end: int) -> list[tuple[_Stretch, int]]:
         return [(s, min(end, s.hi) - max(start, s.lo)) for s in self._stretches
                 if s.lo < end and start < s.hi]
+
+
+SAMPLE_ROWS: Final = 20_000
+"""Rows of the first pages :class:`RowEstimate` counts partitions in."""
+
+
+def partitions_in(keys: Sequence[Sequence[object]]) -> int:
+    """The partitions among rows whose partition-key columns are ``keys`` (one sequence
+    of values per key column, rows in token order, so a partition's rows are
+    contiguous): the number of runs of equal keys."""
+    if not keys or not keys[0]:
+        return 0
+    runs = 1
+    columns = list(keys)
+    for row in range(1, len(columns[0])):
+        if any(c[row] != c[row - 1] for c in columns):
+            runs += 1
+    return runs
+
+
+class RowEstimate:
+    """A table's estimated rows from its estimated partitions (``system.size_estimates``
+    counts partitions). Without clustering columns a partition is a row. With them the
+    partitions are scaled by the rows per partition seen: in the first pages read
+    (:meth:`page`, up to :data:`SAMPLE_ROWS` rows), else in the splits finished
+    (:meth:`split_done`: their rows over their estimated partitions). :attr:`rows` is
+    None while nothing has been seen. Thread-safe enough for progress: the counts
+    only grow."""
+
+    def __init__(self, partitions: int, clustered: bool) -> None:
+        self.partitions = max(0, partitions)
+        self.clustered = clustered
+        self._page_rows = 0
+        self._page_partitions = 0
+        self._split_rows = 0
+        self._split_partitions = 0
+
+    @property
+    def sampling(self) -> bool:
+        """Whether :meth:`page` still wants pages."""
+        return self.clustered and self._page_rows < SAMPLE_ROWS
+
+    def page(self, rows: int, partitions: int) -> None:
+        """A page of ``rows`` rows held ``partitions`` partitions (a partition cut by
+        the page's end counts in both pages: a small underestimate of rows per partition)."""
+        if self.sampling and rows > 0 and partitions > 0:
+            self._page_rows += rows
+            self._page_partitions += partitions
+
+    def split_done(self, rows: int, estimated_partitions: int) -> None:
+        """A split estimated at ``estimated_partitions`` partitions held ``rows`` rows."""
+        if estimated_partitions > 0:
+            self._split_rows += rows
+            self._split_partitions += estimated_partitions
+
+    @property
+    def rows(self) -> int | None:
+        """The estimated rows of the table; None when the table has clustering columns
+        and no page or finished split has shown its rows per partition yet."""
+        if not self.clustered:
+            return self.partitions
+        if self._page_partitions:
+            return round(self.partitions * self._page_rows / self._page_partitions)
+        if self._split_partitions:
+            return round(self.partitions * self._split_rows / self._split_partitions)
+        return None
+
+
+def sample_page(estimate: RowEstimate, batch: ColumnBatch, keys: Sequence[str]) -> None:
+    """Counts the partitions of ``batch`` (a page, rows in token order) into
+    ``estimate`` while it samples, when the page holds every partition-key column."""
+    if not estimate.sampling or not len(batch):
+        return
+    names = batch.names
+    if keys and all(k in names for k in keys):
+        estimate.page(len(batch), partitions_in([batch.column(k).to_pylist() for k in keys]))

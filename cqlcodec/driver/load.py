@@ -60,6 +60,7 @@ from cqlcodec.driver.splits import SplitPlanError, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.driver.time_text import time_zone_of
 from cqlcodec.errors import BindError
+from cqlcodec.types.names import cql_table_name, split_table_name
 
 __all__ = ["LoadProgress", "load_table", "resolve_table"]
 
@@ -215,7 +216,7 @@ def load_table(session: Session, table: str, source: object, *,
         limiter = RowRate(rate)
         chunk_rows = piece_rows(rate, chunk_rows)
     meta = resolve_table(session, table)
-    table_name = f"{meta.keyspace_name}.{meta.name}"
+    table_name = cql_table_name(meta.keyspace_name, meta.name)
     cql_types = {name: str(col.cql_type) for name, col in meta.columns.items()}
     key_columns = [c.name for c in meta.primary_key]
     counter = "counter" in cql_types.values()
@@ -615,7 +616,7 @@ def _prepare(session: Session, cql: str, patience: Patience) -> PreparedStatemen
 
 
 def _quoted_table(table_name: str) -> str:
-    keyspace, _, name = table_name.partition(".")
+    keyspace, name = split_table_name(table_name)
     return f"{_quoted(keyspace)}.{_quoted(name)}"
 
 

@@ -43,6 +43,7 @@ from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.cell_times import select_list
 from cqlcodec.driver.columns import RawPage, send_columnar, wait_page
+from cqlcodec.driver.estimates import RowEstimate, sample_page
 from cqlcodec.driver.outage import (
     DEFAULT_RETRY_TIMEOUT,
     HostWatch,
@@ -62,6 +63,7 @@ from cqlcodec.driver.splits import (
     table_ref,
 )
 from cqlcodec.errors import CodecError
+from cqlcodec.types.names import CqlNameError, column_of, cql_name, quote_name
 
 __all__ = ["ScanError", "ScanProgress", "SplitReader", "TableScan", "read_split", "scan_table",
            "table_schema_batch"]
@@ -87,10 +89,11 @@ class ScanError(CodecError):
 class ScanProgress:
     """Where a scan stands, given to the ``progress`` callback after each page: rows
     delivered, splits finished of all splits, the planner's row estimate (0 when the
-    server had none) and the seconds since the scan started. ``waiting`` is ``""``
-    while the reads go on, else what they wait for, ``"waiting for 127.0.0.1 (down
-    12 s)"`` (then the callback is also called about once a second while nothing
-    arrives)."""
+    server had none; its partitions scaled by the rows per partition of the first pages
+    when the table has clustering columns, 0 until a page held the partition key) and
+    the seconds since the scan started. ``waiting`` is ``""`` while the reads go on,
+    else what they wait for, ``"waiting for 127.0.0.1 (down 12 s)"`` (then the callback
+    is also called about once a second while nothing arrives)."""
 
     rows: int
     splits_done: int
@@ -104,7 +107,7 @@ class ScanProgress:
 
 def protect_name(name: str) -> str:
     """``name`` as a quoted CQL identifier (exact case, inner quotes doubled)."""
-    return '"' + name.replace('"', '""') + '"'
+    return quote_name(name)
 
 
 class _SplitQuery:
@@ -122,10 +125,7 @@ class _SplitQuery:
                 raise ScanError(f"columns is a sequence of column names, not the string {columns!r}")
             if not columns:
                 raise ScanError("columns is empty: name at least one column (or None for all)")
-            unknown = [c for c in columns if c not in known]
-            if unknown:
-                raise ScanError(f"unknown column(s) {', '.join(map(repr, unknown))} in table "
-                                f"{self.table}; its columns are {', '.join(known)}")
+            columns = resolved_columns(columns, known, str(self.table), ScanError)
         selected = "*" if columns is None else ", ".join(protect_name(c) for c in columns)
         if writetime or ttl:
             selected = select_list(self.table.metadata, columns, writetime, ttl)
@@ -137,6 +137,28 @@ class _SplitQuery:
             if not where.rstrip().upper().endswith("ALLOW FILTERING"):
                 self.cql += " ALLOW FILTERING"
         self.statement = _prepare(session, self.cql)
+
+
+def resolved_columns(given: Sequence[str], known: Sequence[str], table: str,
+                     error: type[Exception]) -> list[str]:
+    """The table's exact column names that the user-given names ``given`` name by CQL's
+    rule (:func:`cqlcodec.types.names.column_of`); ``error`` naming the unknown ones,
+    as CQL writes them, otherwise."""
+    found: list[str] = []
+    unknown: list[str] = []
+    for name in given:
+        try:
+            column = column_of(name, known)
+        except CqlNameError as exc:
+            raise error(str(exc)) from None
+        if column is None:
+            unknown.append(name)
+        else:
+            found.append(column)
+    if unknown:
+        raise error(f"unknown column(s) {', '.join(unknown)} in table {table}; its columns "
+                    f"are {', '.join(cql_name(c) for c in known)}")
+    return found
 
 
 _prepared: weakref.WeakKeyDictionary[Session, dict[str, PreparedStatement]] = \
@@ -346,11 +368,12 @@ def read_split(session: Session, table: str, split: TokenSplit,
 
 def table_schema_batch(session: Session, table: str,
                        columns: Sequence[str] | None = None, *, writetime: bool = False,
-                       ttl: bool = False) -> ColumnBatch:
+                       ttl: bool = False, where: str | None = None) -> ColumnBatch:
     """An empty :class:`~cqlcodec.ColumnBatch` with the columns (names and types) that
     :func:`read_split` gives for ``table``, ``columns``, ``writetime`` and ``ttl`` (a
-    Dask ``meta``, a schema)."""
-    query = _SplitQuery(session, table, columns, None, writetime, ttl)
+    Dask ``meta``, a schema). ``where`` is prepared with the query, so a condition the
+    server refuses raises :class:`ScanError` here."""
+    query = _SplitQuery(session, table, columns, where, writetime, ttl)
     future = send_columnar(session, query.statement, (MAX_TOKEN, MAX_TOKEN))
     return wait_page(future).decode()
 
@@ -366,12 +389,16 @@ class ScanTally:
     types): the bookkeeping of :class:`TableScan` and of ``cqlcodec.aio``'s scan."""
 
     def __init__(self, splits: list[TokenSplit],
-                 progress: Callable[[ScanProgress], None] | None, watch: HostWatch) -> None:
+                 progress: Callable[[ScanProgress], None] | None, watch: HostWatch,
+                 table: TableRef | None = None) -> None:
         self.rows = 0
         self.splits_done = 0
         self.done_splits: set[int] = set()
         self._splits_total = len(splits)
-        self._estimated_rows = sum(s.estimated_rows for s in splits)
+        partitions = sum(s.estimated_rows for s in splits)
+        clustered = table is not None and bool(table.metadata.clustering_key)
+        self._estimate = RowEstimate(partitions, clustered)
+        self._keys = table.partition_key if table is not None else []
         self._progress = progress
         self._watch = watch
         self._started = time.monotonic()
@@ -396,6 +423,7 @@ class ScanTally:
             return False
         self.rows += len(batch)
         self._delivered = True
+        sample_page(self._estimate, batch, self._keys)
         self._report()
         return True
 
@@ -414,7 +442,7 @@ class ScanTally:
     def _report(self) -> None:
         if self._progress is not None:
             self._progress(ScanProgress(self.rows, self.splits_done, self._splits_total,
-                                        self._estimated_rows,
+                                        self._estimate.rows or 0,
                                         time.monotonic() - self._started,
                                         self._watch.waiting_text()))
 
@@ -518,7 +546,7 @@ class TableScan:
         self._lock = threading.Lock()
         self._workers: list[threading.Thread] = []
         self._running = 0
-        self._tally = ScanTally(splits, progress, host_watch(session))
+        self._tally = ScanTally(splits, progress, host_watch(session), query.table)
         self.readers: dict[int, SplitReader] = {}
         self._finished = False
 

@@ -53,19 +53,22 @@ ARROW_HINT: Final = "pip install 'cqlcodec[arrow]' (or pip install pyarrow)"
 class LoadError(CodecError):
     """A bulk load cannot go on: an unknown table or column, a value that does not fit
     its column's CQL type, an unreadable file. ``source`` names the file (or source),
-    ``column`` and ``row`` (the row's index in the whole load, from 0) where known.
-    Nothing of the chunk holding ``row`` was sent; the chunks before it were."""
+    ``column``, ``row`` (the row's index in the whole load, from 0) and ``line`` (the
+    line of a CSV or JSON lines file the record starts on, from 1: the header is line 1)
+    where known. Nothing of the chunk holding ``row`` was sent; the chunks before it were."""
 
     def __init__(self, message: str, *, source: str = "", column: str = "",
-                 row: int | None = None) -> None:
+                 row: int | None = None, line: int | None = None) -> None:
         where = ", ".join(part for part in (
-            source, f"row {row}" if row is not None else "",
+            f"{source}:{line}" if source and line is not None else source,
+            f"row {row}" if row is not None else "",
             f'column "{column}"' if column else "") if part)
         super().__init__(f"{where}: {message}" if where else message)
         self.reason = message
         self.source = source
         self.column = column
         self.row = row
+        self.line = line
 
 
 class LoadCancelled(LoadError):
@@ -543,7 +546,8 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
                 for batch in reader:
                     yield Chunk(_typed_csv_batch(pa, batch, csv_types, time_zone=time_zone))
         except pa.ArrowInvalid as exc:
-            raise _conversion_error(exc, part, _csv_header(pa, part), csv_types) from None
+            error = _conversion_error(exc, part, _csv_header(pa, part), csv_types)
+            raise _located(pa, pcsv, part, chunk_rows, types, csv_types, error) from None
         return
     read = 0  # the rows read so far, each one line after the header
     try:
@@ -563,8 +567,28 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
                                    time_zone)
 
 
+def _located(pa: Any, pcsv: Any, part: SourcePart, chunk_rows: int,
+             types: Mapping[str, Any], csv_types: Mapping[str, str],
+             error: LoadError) -> LoadError:
+    """``error`` (Arrow could not read a block of ``part``) with the line of the first
+    record that cannot be read, found by reading the file again line by line (stdin,
+    which cannot be read again, keeps ``error``)."""
+    if part.obj is not None:
+        return error
+    try:
+        for chunk in _careful_csv_chunks(pa, pcsv, part, 0, chunk_rows, types, csv_types):
+            if chunk.unreadable:
+                first = chunk.unreadable[0]
+                reason = first.reason.partition("; reading goes on")[0]  # it does not here
+                column = "" if reason.startswith("column ") else error.column
+                return LoadError(reason, source=part.name, line=first.line, column=column)
+    except (OSError, pa.ArrowException, ValueError, TypeError):
+        pass
+    return error
+
+
 def _conversion_error(exc: Any, part: SourcePart, header: list[str],
-                      csv_types: Mapping[str, str]) -> Exception:
+                      csv_types: Mapping[str, str]) -> LoadError:
     """Arrow's CSV error as a :class:`LoadError` naming the column Arrow gives by
     number (the error itself when it names none)."""
     found = re.search(r"CSV column #(\d+): (?:Row #\d+: )?(.*)", str(exc))

@@ -27,6 +27,7 @@ from cassandra.cluster import Session
 
 from cqlcodec.driver.estimates import RING_MAX, RING_MIN, DensityProfile, SizeEstimate
 from cqlcodec.errors import CodecError
+from cqlcodec.types.names import CqlNameError, cql_name, cql_table_name, split_table_name
 
 __all__ = ["MAX_TOKEN", "MIN_TOKEN", "SplitPlanError", "TableRef", "TokenSplit", "check_coverage",
            "plan_splits", "replicas_of", "table_ref"]
@@ -94,41 +95,16 @@ class TableRef:
         return list(self.metadata.columns)
 
     def __str__(self) -> str:
-        return f"{self.keyspace}.{self.name}"
+        """``ks.table`` as CQL writes it (names that keep their case quoted), so that
+        it names this table when given back."""
+        return cql_table_name(self.keyspace, self.name)
 
 
 def _split_name(table: str, session_keyspace: str | None) -> tuple[str, str]:
-    parts: list[str] = []
-    rest = table.strip()
-    while rest:
-        if rest.startswith('"'):
-            close = rest.find('"', 1)
-            while close != -1 and rest[close + 1: close + 2] == '"':
-                close = rest.find('"', close + 2)
-            if close == -1:
-                raise SplitPlanError(f"unbalanced quotes in table name {table!r}")
-            parts.append(rest[1:close].replace('""', '"'))
-            rest = rest[close + 1:]
-        else:
-            dot = rest.find(".")
-            word = rest if dot == -1 else rest[:dot]
-            parts.append(word.strip().lower())
-            rest = "" if dot == -1 else rest[dot:]
-        rest = rest.strip()
-        if rest.startswith("."):
-            rest = rest[1:].strip()
-            if not rest:
-                parts.append("")
-        elif rest:
-            raise SplitPlanError(f"cannot read table name {table!r}")
-    if len(parts) == 1 and parts[0]:
-        if not session_keyspace:
-            raise SplitPlanError(f"table {table!r} names no keyspace and the session has none: "
-                                 f"write it as 'keyspace.table'")
-        return session_keyspace, parts[0]
-    if len(parts) != 2 or not all(parts):
-        raise SplitPlanError(f"cannot read table name {table!r}: write it as 'keyspace.table'")
-    return parts[0], parts[1]
+    try:
+        return split_table_name(table, session_keyspace)
+    except CqlNameError as exc:
+        raise SplitPlanError(str(exc)) from None
 
 
 def table_ref(session: Session, table: str) -> TableRef:
@@ -147,9 +123,19 @@ def table_ref(session: Session, table: str) -> TableRef:
                 cluster.refresh_schema_metadata()
             except Exception:  # noqa: BLE001 - an unreachable control connection: report the name
                 break
-    if cluster.metadata.keyspaces.get(keyspace) is None:
-        raise SplitPlanError(f"unknown keyspace {keyspace!r} (table {table!r})")
-    raise SplitPlanError(f"unknown table {name!r} in keyspace {keyspace!r}")
+    keyspaces = cluster.metadata.keyspaces
+    if keyspaces.get(keyspace) is None:
+        raise SplitPlanError(f"unknown keyspace {cql_name(keyspace)} (table {table!r})"
+                             f"{_case_hint(keyspace, list(keyspaces))}")
+    raise SplitPlanError(f"unknown table {cql_name(name)} in keyspace {cql_name(keyspace)}"
+                         f"{_case_hint(name, list(keyspaces[keyspace].tables))}")
+
+
+def _case_hint(name: str, known: list[str]) -> str:
+    """``; did you mean "Name"`` for names that differ from ``name`` only in case (an
+    unquoted name is folded to lower case: the quoted one keeps its case)."""
+    alike = [cql_name(k) for k in known if k.lower() == name.lower() and k != name]
+    return f"; did you mean {' or '.join(alike)} (quoted: it keeps its case)?" if alike else ""
 
 
 def _token_map(session: Session) -> Any:

@@ -49,6 +49,7 @@ from cqlcodec.types.model import (
     vector_of,
 )
 from cqlcodec.types.model import MAX_TYPE_DEPTH as TYPE_DEPTH_LIMIT
+from cqlcodec.types.names import quoted_identifier
 
 MAX_TYPE_DEPTH: Final = TYPE_DEPTH_LIMIT
 """Deepest allowed nesting (a scalar is one level, ``list<int>`` two): the bound of every
@@ -373,21 +374,12 @@ class _Parser:
         text = self.text
         end = self.end
         if pos < end and text[pos] == '"':
-            parts: list[str] = []
-            p = pos + 1
-            while True:
-                close = text.find('"', p)
-                if close < 0:
-                    raise self.fail("unterminated quoted identifier", pos)
-                parts.append(text[p:close])
-                if close + 1 < end and text[close + 1] == '"':
-                    parts.append('"')
-                    p = close + 2
-                    continue
-                name = "".join(parts)
-                if not name:
-                    raise self.fail("empty quoted identifier", pos)
-                return name, True, close + 1
+            name, after = quoted_identifier(text, pos)  # self.end is len(text)
+            if after < 0:
+                raise self.fail("unterminated quoted identifier", pos)
+            if not name:
+                raise self.fail("empty quoted identifier", pos)
+            return name, True, after
         if pos >= end or text[pos] not in _LETTERS:
             raise self.fail(f"expected an identifier, found {self.describe(pos, end)}", pos)
         stop = self.span_of(_IDENT, pos, end)

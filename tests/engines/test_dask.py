@@ -274,16 +274,16 @@ def test_a_write_rides_out_5_seconds_unreachable(client: Any, session: Any) -> N
 
 
 def test_bad_inputs_give_clear_errors(connect: dict[str, Any]) -> None:
-    with pytest.raises(SplitPlanError, match="unknown table 'nope'"):
+    with pytest.raises(SplitPlanError, match="unknown table nope "):
         cqlcodec.dask.read_table(connect, f"{KEYSPACE}.nope")
-    with pytest.raises(SplitPlanError, match="unknown keyspace 'no_such_ks'"):
+    with pytest.raises(SplitPlanError, match="unknown keyspace no_such_ks "):
         cqlcodec.dask.read_table(connect, "no_such_ks.t")
-    with pytest.raises(ScanError, match="unknown column.*'wrong'"):
+    with pytest.raises(ScanError, match="unknown column.*wrong"):
         cqlcodec.dask.read_table(connect, f"{KEYSPACE}.bulk", ["k", "wrong"])
     import pandas
 
     frame = dd.from_pandas(pandas.DataFrame({"k": [1], "wrong": ["x"]}), npartitions=1)
-    with pytest.raises(ScanError, match="unknown column.*'wrong'"):
+    with pytest.raises(ScanError, match="unknown column.*wrong"):
         cqlcodec.dask.to_table(frame, connect, f"{KEYSPACE}.empty")
     with pytest.raises(Exception, match="mapping of cassandra.cluster.Cluster"):
         cqlcodec.dask.read_table(["127.0.0.1"], f"{KEYSPACE}.bulk")  # type: ignore[arg-type]

@@ -153,12 +153,12 @@ def test_a_split_that_keeps_failing_fails_the_job_naming_its_token_range() -> No
 
 
 def test_bad_inputs_give_clear_errors(connect: dict[str, Any]) -> None:
-    with pytest.raises(SplitPlanError, match="unknown table 'nope'"):
+    with pytest.raises(SplitPlanError, match="unknown table nope "):
         cqlcodec.ray.read_table(connect, f"{KEYSPACE}.nope")
-    with pytest.raises(ScanError, match="unknown column.*'wrong'"):
+    with pytest.raises(ScanError, match="unknown column.*wrong"):
         cqlcodec.ray.read_table(connect, f"{KEYSPACE}.bulk", ["k", "wrong"])
     ds = ray.data.from_arrow(pa.table({"k": [1], "wrong": ["x"]}))
-    with pytest.raises(Exception, match="unknown column.*'wrong'"):
+    with pytest.raises(Exception, match="unknown column.*wrong"):
         cqlcodec.ray.write_table(ds, connect, f"{KEYSPACE}.empty")
 
 

@@ -79,7 +79,7 @@ def run(seed: int, budget: float, record: str | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--budget", type=float, default=20.0, help="seconds")
     parser.add_argument("--report", help="write the JSON report here (default: stdout)")

@@ -220,7 +220,7 @@ def test_bad_inputs_are_clear_errors_and_write_nothing(session: Session, tmp_pat
     table = fresh_table(session, "bad", "k int PRIMARY KEY, v int, t text")
     good = pa.table({"k": pa.array([1, 2, 3], pa.int32()), "v": pa.array([1, 2, 3], pa.int32()),
                      "t": ["a", "b", "c"]})
-    with pytest.raises(cd.LoadError, match='unknown keyspace "nope"|unknown keyspace .nope.'):
+    with pytest.raises(cd.LoadError, match='unknown keyspace nope '):
         cd.load_table(session, "nope.bad", good)
     with pytest.raises(cd.LoadError, match="unknown table"):
         cd.load_table(session, f"{KS}.nope", good)

@@ -127,16 +127,16 @@ def test_the_table_name_forms(session: Session) -> None:
 
 
 def test_unknown_names_are_clear_errors(session: Session) -> None:
-    with pytest.raises(SplitPlanError, match="unknown keyspace 'no_such_ks'"):
+    with pytest.raises(SplitPlanError, match="unknown keyspace no_such_ks "):
         plan_splits(session, "no_such_ks.t")
-    with pytest.raises(SplitPlanError, match="unknown table 'no_such_table'"):
+    with pytest.raises(SplitPlanError, match="unknown table no_such_table "):
         plan_splits(session, f"{KEYSPACE}.no_such_table")
     with pytest.raises(SplitPlanError, match="keyspace.table"):
         plan_splits(session, "a.b.c")
-    with pytest.raises(ScanError, match="unknown table 'nope'") as info:
+    with pytest.raises(ScanError, match="unknown table nope ") as info:
         scan_table(session, f"{KEYSPACE}.nope")
     assert isinstance(info.value, cqlcodec.CodecError) and info.value.split is None
-    with pytest.raises(ScanError, match="unknown column.*'nope'.*its columns are p, q, c"):
+    with pytest.raises(ScanError, match="unknown column.*nope.*its columns are p, q, c"):
         scan_table(session, f"{KEYSPACE}.scan_mixed", ["p", "nope"])
     split = plan_splits(session, f"{KEYSPACE}.scan_one", 1)[0]
     with pytest.raises(ScanError, match="unknown column"):
