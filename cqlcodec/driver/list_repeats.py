@@ -204,27 +204,16 @@ def plan_lists(session: Session, table: str, metadata: Any, keys: Mapping[str, A
         there = {}
         static_there = {}
         by_key = [i for i in asked if all(v is not None for v in bound[i].values)]
-        sends = [_bound(by_row, list(bound[i].values)) for i in by_key]
-        for i, (ok, result) in zip(by_key, send_all(session, sends, concurrency,
-                                                    EXEC_PROFILE_DEFAULT)):
-            if ok:
-                first = next(iter(result), None)
-                there[i] = None if first is None else _cells(first)
-            else:
-                failed[i] = _error(result)
+        _read_first(session, [_bound(by_row, list(bound[i].values)) for i in by_key], by_key,
+                    concurrency, there, failed)
         if static:
             by_static = statement(f"SELECT {wanted} FROM {table} WHERE "
                                   + " AND ".join(f"{_quoted(k)} = ?" for k in pk)
                                   + (" LIMIT 1" if ck else ""))
             asked_static = [i for i in asked if i not in failed]
-            sends = [_bound(by_static, list(bound[i].values[:len(pk)])) for i in asked_static]
-            for i, (ok, result) in zip(asked_static, send_all(session, sends, concurrency,
-                                                              EXEC_PROFILE_DEFAULT)):
-                if ok:
-                    first = next(iter(result), None)
-                    static_there[i] = None if first is None else _cells(first)
-                else:
-                    failed[i] = _error(result)
+            _read_first(session, [_bound(by_static, list(bound[i].values[:len(pk)]))
+                                  for i in asked_static], asked_static, concurrency,
+                        static_there, failed)
     for i in asked:
         if i in failed:
             continue
@@ -237,6 +226,19 @@ def plan_lists(session: Session, table: str, metadata: Any, keys: Mapping[str, A
             if plan is not None:
                 plans[(i, column)] = plan
     return plans, failed
+
+
+def _read_first(session: Session, sends: list[Any], rows: list[int], concurrency: int,
+                into: dict[int, list[Any] | None], failed: dict[int, BaseException]) -> None:
+    """Sends one read per row of ``rows``: the first row each answers (its cells, or
+    None) into ``into``, the error of a read that failed into ``failed``."""
+    for i, (ok, result) in zip(rows, send_all(session, sends, concurrency,
+                                              EXEC_PROFILE_DEFAULT)):
+        if ok:
+            first = next(iter(result), None)  # type: ignore[call-overload]
+            into[i] = None if first is None else _cells(first)
+        else:
+            failed[i] = _error(result)
 
 
 def _take(column: Any, rows: Sequence[int]) -> Any:
