@@ -300,8 +300,9 @@ def test_every_type_and_edge_survives_unload_and_load(session: Session, source: 
 
 @pytest.mark.xfail(strict=True, reason="not yet: a Parquet or Arrow file has one schema, and "
                    "a varint or decimal column's Arrow type depends on each page's values "
-                   "(int64, decimal128, binary; the scale): a page whose type does not cast "
-                   "exactly to the first page's fails the split, naming the column")
+                   "(int64, decimal128, decimal256, binary; the scale): a page whose type "
+                   "does not cast exactly to the first page's fails the split, naming the "
+                   "column")
 def test_columnar_files_of_pages_of_differing_types(source: str, tmp_path: Path) -> None:
     finished(unload(source, "parquet", None, tmp_path / "pages", fetch_size=2))
 
