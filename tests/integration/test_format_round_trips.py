@@ -298,6 +298,16 @@ def test_every_type_and_edge_survives_unload_and_load(session: Session, source: 
     assert differing == []
 
 
+def test_scan_to_parquet_and_load_table(session: Session, source: str, tmp_path: Path) -> None:
+    """The API's own round trip: ``scan_table(...).to_parquet`` (a file per split) and
+    ``load_table``, durations included."""
+    create_all(session, ["from_scan"])
+    cd.scan_table(session, source).to_parquet(str(tmp_path / "scan") + os.sep)
+    result = cd.load_table(session, f"{KS}.from_scan", tmp_path / "scan")
+    assert (result.rows, result.failures) == (ROWS, [])
+    assert rows_of(session, f"{KS}.from_scan") == rows_of(session, source)
+
+
 @pytest.mark.xfail(strict=True, reason="not yet: a Parquet or Arrow file has one schema, and "
                    "a varint or decimal column's Arrow type depends on each page's values "
                    "(int64, decimal128, decimal256, binary; the scale): a page whose type "
