@@ -32,6 +32,7 @@ INTERPRETED: dict[str, str] = {
     "cli.exits": "command-line tool: exit status constants",
     "driver.batching": "reads the drivers' schema metadata and exceptions",
     "driver.sources": "opens files and tables with pyarrow, per chunk",
+    "driver.parquet_durations": "rebuilds pyarrow arrays of durations for Parquet, per batch",
     "driver.load": "drives a driver session chunk by chunk",
     "aio.bridge": "asyncio glue over the driver's ResponseFuture callbacks: per request, not per value",
     "aio.columns": "asyncio glue: coroutines and async iterators over driver requests, per page",

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from cqlcodec import kinds as K
 
-__all__ = ["jsonl_buffer", "reference_lines"]
+__all__ = ["jsonl_buffer", "ordered_values", "reference_lines"]
 
 _INTEGER_KINDS: Final = (K.TINYINT, K.SMALLINT, K.INT, K.BIGINT, K.COUNTER)
 _TEXT_KINDS: Final = (K.TEXT, K.ASCII)
@@ -105,10 +105,13 @@ def _line_order(pa: Any, rows: int, widths: tuple[int, ...]) -> Any:
 def reference_lines(batch: Any) -> list[str]:
     """The rows of ``batch`` as JSON lines, row by row through
     :func:`~cqlcodec.driver.json_values.to_json` (what :func:`jsonl_buffer` must equal)."""
+    import pyarrow
+
     from cqlcodec.driver.json_values import to_json
 
     names, types = batch.names, batch.types
-    columns = [batch.column(i).to_pylist() for i in range(len(names))]
+    record = pyarrow.record_batch(batch)
+    columns = [ordered_values(record.column(i), t, batch.column(i)) for i, t in enumerate(types)]
     return [_ENCODER.encode({n: to_json(v, t) for n, v, t in zip(names, values, types)}) + "\n"
             for values in zip(*columns)]
 
@@ -152,7 +155,24 @@ def _column_texts(pa: Any, kernels: Any, array: Any, t: Any, column: Any) -> tup
     from cqlcodec.driver.json_values import to_json
 
     encode = _ENCODER.encode
-    return [_strings(pa, [encode(to_json(v, t)) for v in column.to_pylist()])], ""
+    return [_strings(pa, [encode(to_json(v, t)) for v in ordered_values(array, t, column)])], ""
+
+
+def _holds_set(t: Any) -> bool:
+    t = t.unwrapped()
+    return t.kind == K.SET or any(_holds_set(s) for s in t.subtypes)
+
+
+def ordered_values(array: Any, t: Any, column: Any) -> list[Any]:
+    """The values of a column (``column``, a :class:`~cqlcodec.Column`; ``array``, its
+    Arrow array) for :func:`~cqlcodec.driver.json_values.to_json`: a type holding a set
+    read from the Arrow array, whose lists keep the server's order of the elements (a
+    Python set would not, and per-element write times and TTLs follow that order)."""
+    if not _holds_set(t):
+        return list(column.to_pylist())
+    from cqlcodec.columnar.bind_input import arrow_values
+
+    return arrow_values(array, t)
 
 
 def _no_escapes(data: Any) -> bool:

@@ -166,28 +166,20 @@ def write_jsonl(pa: Any, batches: Iterator[Any], sink: Any, on_rows: Any = None)
 
 def write_csv_stream(pa: Any, batches: Iterator[Any], sink: Any, on_rows: Any = None) -> int:
     """Writes the rows of ``batches`` (ColumnBatches) to ``sink`` (a pyarrow output
-    stream) as CSV with one header line; returns the rows written."""
+    stream) as CSV with one header line; returns the rows written. Each batch is
+    written as it is (:func:`csv_ready`): a column may be text in one batch and Arrow's
+    own type in another (a date column with a year beyond 9999 on one page only)."""
     import pyarrow.csv as pcsv
 
-    writer = None
     rows = 0
-    try:
-        for batch in batches:
-            if not len(batch):
-                continue
-            ready = csv_ready(pa, pa.record_batch(batch))
-            if writer is None:
-                schema = ready.schema
-                writer = pcsv.CSVWriter(sink, schema)
-            elif ready.schema != schema:
-                ready = ready.cast(schema)
-            writer.write_batch(ready)
-            rows += len(batch)
-            if on_rows is not None:
-                on_rows(len(batch))
-    finally:
-        if writer is not None:
-            writer.close()
+    for batch in batches:
+        if not len(batch):
+            continue
+        ready = csv_ready(pa, pa.record_batch(batch), batch)
+        pcsv.write_csv(ready, sink, pcsv.WriteOptions(include_header=not rows))
+        rows += len(batch)
+        if on_rows is not None:
+            on_rows(len(batch))
     return rows
 
 
@@ -203,6 +195,8 @@ class _Batches:
     def _pull(self) -> Iterator[Any]:
         try:
             yield from self.rest
+        except GeneratorExit:  # closed by the stream after its own error (kept by pyarrow)
+            raise
         except BaseException as exc:
             self.error = exc
             raise
@@ -279,11 +273,16 @@ def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
+        from cqlcodec.driver.parquet_durations import intervals_as_structs
+
         pending: list[Any] = []
         held = held_bytes = 0
         options = {"compression": parquet_compression} if parquet_compression else {}
-        with pq.ParquetWriter(temp, reader.schema, **options) as writer:
-            for batch in reader:
+        converted = (intervals_as_structs(pa, batch) for batch in reader)
+        first = next(converted, None)
+        schema = reader.schema if first is None else first.schema
+        with pq.ParquetWriter(temp, schema, **options) as writer:
+            for batch in _chain(first, converted) if first is not None else ():
                 pending.append(batch)
                 held += batch.num_rows
                 held_bytes += batch.nbytes
@@ -291,10 +290,10 @@ def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
                 if on_rows is not None:
                     on_rows(batch.num_rows)
                 if held >= ROW_GROUP_ROWS or held_bytes >= ROW_GROUP_BYTES:
-                    writer.write_table(pa.Table.from_batches(pending, reader.schema))
+                    writer.write_table(pa.Table.from_batches(pending, schema))
                     pending, held, held_bytes = [], 0, 0
             if pending:
-                writer.write_table(pa.Table.from_batches(pending, reader.schema))
+                writer.write_table(pa.Table.from_batches(pending, schema))
     elif fmt == "arrow":
         with pa.OSFile(temp, "wb") as sink, pa.ipc.new_file(sink, reader.schema) as writer:
             for batch in reader:
@@ -307,26 +306,103 @@ def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
     return rows
 
 
-def csv_ready(pa: Any, batch: Any) -> Any:
-    """``batch`` with the columns CSV cannot hold as they are turned into text: uuids in
-    their standard form, blobs as ``0x`` hex, durations, collections, tuples and UDTs as
-    Python literals) that ``load`` reads back."""
+def csv_ready(pa: Any, batch: Any, source: Any = None) -> Any:
+    """``batch`` (a RecordBatch) with the columns CSV cannot hold as Arrow writes them
+    turned into text that ``load`` reads back: uuids in their standard form, blobs as
+    ``0x`` hex, varints as decimal digits, collections, tuples, UDTs and durations as
+    the JSON of :mod:`cqlcodec.driver.json_values` (``NaN``, ``Infinity`` and
+    ``-Infinity`` for those floats, as cqlsh and dsbulk write them); float columns
+    holding such values as those names; dates and timestamps with a year outside
+    1-9999 in the ISO forms of :mod:`cqlcodec.driver.iso_text`. ``source`` is the
+    :class:`~cqlcodec.ColumnBatch` of ``batch`` (its CQL types and values); without
+    it, other columns are written as Python literals."""
     arrays: list[Any] = []
     fields: list[Any] = []
     changed = False
-    for field, column in zip(batch.schema, batch.columns):
+    for i, (field, column) in enumerate(zip(batch.schema, batch.columns)):
         if _csv_writable(pa, field.type):
+            text = _edge_texts(pa, column)
+        elif source is not None:
+            from cqlcodec.cli.jsonl_text import ordered_values
+
+            t = source.types[i]
+            text = _json_texts(ordered_values(column, t, source.column(i)), t)
+        else:
+            text = [None if v is None else _text_of(v, field.type, pa)
+                    for v in column.to_pylist()]
+        if text is None:
             arrays.append(column)
             fields.append(field)
             continue
         changed = True
-        text = [None if v is None else _text_of(v, field.type, pa)
-                for v in column.to_pylist()]
         arrays.append(pa.array(text, pa.string()))
         fields.append(pa.field(field.name, pa.string()))
     if not changed:
         return batch
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+_NON_FINITE_TEXT: Final = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+# the first and last millisecond and day of years 1-9999, where Arrow's texts are ISO's
+_MS_RANGE: Final = (-62_135_596_800_000, 253_402_300_799_999)
+_DAY_RANGE: Final = (-719_162, 2_932_896)
+_TO_MS: Final = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}
+
+
+def _edge_texts(pa: Any, column: Any) -> list[str | None] | None:
+    """The texts of a column Arrow writes itself where its texts would not read back:
+    floats with NaN or infinities, dates and timestamps outside years 1-9999; None for
+    any other column (Arrow writes it)."""
+    import pyarrow.compute as pc
+
+    t = column.type
+    if not column.null_count < len(column):
+        return None
+    if pa.types.is_floating(t):
+        if pc.all(pc.is_finite(column)).as_py() is not False:
+            return None
+        return [None if v is None else _NON_FINITE_TEXT.get(repr(v), repr(v))
+                for v in column.to_pylist()]
+    if pa.types.is_timestamp(t) and t.unit in _TO_MS and t.tz is not None:
+        mul, div = _TO_MS[t.unit]
+        times = column.cast(pa.int64())
+        bounds = pc.min_max(times).as_py()
+        if _MS_RANGE[0] <= bounds["min"] * mul // div and bounds["max"] * mul // div <= _MS_RANGE[1]:
+            return None
+        from cqlcodec.driver.iso_text import timestamp_text
+
+        return [None if v is None else timestamp_text(v * mul // div, " ")
+                for v in times.to_pylist()]
+    if pa.types.is_date32(t):
+        days = column.cast(pa.int32())
+        bounds = pc.min_max(days).as_py()
+        if _DAY_RANGE[0] <= bounds["min"] and bounds["max"] <= _DAY_RANGE[1]:
+            return None
+        from cqlcodec.driver.iso_text import date_text
+
+        return [None if v is None else date_text(v) for v in days.to_pylist()]
+    return None
+
+
+def _json_texts(values: list[Any], t: Any) -> list[str | None]:
+    """Cells of CQL type ``t``: a value whose JSON form (``json_values.to_json``) is a
+    string or a number as that text, any other as its JSON."""
+    from cqlcodec.driver.json_values import to_json
+
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=True,
+                              separators=(",", ":")).encode
+    out: list[str | None] = []
+    for value in values:
+        obj = to_json(value, t)
+        if obj is None:
+            out.append(None)
+        elif isinstance(obj, str):
+            out.append(obj)
+        elif isinstance(obj, int) and not isinstance(obj, bool):
+            out.append(str(obj))
+        else:
+            out.append(encode(obj))
+    return out
 
 
 def _csv_writable(pa: Any, t: Any) -> bool:

@@ -349,6 +349,8 @@ def _arrow_numpy(pyarrow: Any, column: Any, t: Any) -> Any:
     if types.is_timestamp(t) or types.is_time64(t) or types.is_date64(t) or types.is_time32(t):
         width = pyarrow.int32() if types.is_time32(t) else pyarrow.int64()
         ints = column.view(width).fill_null(0).to_numpy(zero_copy_only=False)
+        if ints.size and width == pyarrow.int64() and int(ints.min()) == -(1 << 63):
+            return None  # numpy's NaT, a value here (-2**63 ms): read through Arrow
         unit = "ms" if types.is_date64(t) else t.unit
         kind = "M8" if types.is_timestamp(t) or types.is_date64(t) else "m8"
         return ints.astype("i8").view(f"{kind}[{unit}]")

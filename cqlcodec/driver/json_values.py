@@ -17,13 +17,15 @@ blob                                   string, ``"0x"`` and lowercase hex
 uuid, timeuuid                         string, the standard form
 inet                                   string (``"10.0.0.1"``, ``"::1"``)
 timestamp                              string, ``"2024-05-17T10:00:00.123Z"`` (UTC,
-                                       milliseconds); outside years 1-9999 an integer
-                                       of milliseconds since 1970. Read: any form of
-                                       :mod:`cqlcodec.driver.time_text` (without a
+                                       milliseconds); a year outside 0-9999 signed, as
+                                       Java writes it (``"+15659-07-15T00:00:00.000Z"``,
+                                       ``"-0768-02-04T00:00:00.000Z"``). Read: any form
+                                       of :mod:`cqlcodec.driver.time_text` (without a
                                        zone, in the load's time zone)
-date                                   string ``"2024-05-17"``; outside years 1-9999
-                                       an integer of days since 1970-01-01. Read: also
-                                       a datetime at midnight
+date                                   string ``"2024-05-17"``; a year outside 0-9999
+                                       signed (``"-0768-02-04"``). Read: also days
+                                       since 1970-01-01 (a number), a datetime at
+                                       midnight
 time                                   string ``"10:00:00.000000123"`` (nanoseconds)
 duration                               object ``{"months": m, "days": d,
                                        "nanoseconds": n}``
@@ -46,6 +48,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from cqlcodec import kinds as K
+from cqlcodec.driver.iso_text import date_text, timestamp_text
 from cqlcodec.driver.time_text import UTC, date_days, timestamp_ms
 from cqlcodec.types.model import CqlType
 from cqlcodec.values import Date, Duration, Time
@@ -57,6 +60,7 @@ _EPOCH_DAY: Final = datetime.date(1970, 1, 1).toordinal()
 _TEXT_KINDS: Final = (K.TEXT, K.ASCII)
 _SPECIAL_FLOATS: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _NS_PER_S: Final = 1_000_000_000
+_ONE_MS: Final = datetime.timedelta(milliseconds=1)
 
 
 def to_json(value: Any, t: CqlType) -> Any:
@@ -100,12 +104,15 @@ def _scalar_to_json(value: Any, kind: int) -> Any:
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=datetime.timezone.utc)
-        text = value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        return f"{text}.{value.microsecond // 1000:03d}Z"
+        return timestamp_text((value - _EPOCH) // _ONE_MS)
     if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, Date):
-        return value.days
+        return date_text(value.days)
+    if isinstance(value, int) and kind == K.TIMESTAMP:
+        return timestamp_text(value)
+    if isinstance(value, int) and kind == K.TIME:  # nanoseconds (read from Arrow)
+        return str(Time(value))
     if isinstance(value, Time):
         return str(value)
     if isinstance(value, datetime.time):

@@ -431,8 +431,9 @@ def _take_rows(pa: Any, batch: Any, rows: list[int]) -> Any:
 
 def _json_types(session: Session, table_name: str, renamed: Mapping[str, str],
                 parts: list[SourcePart]) -> dict[str, Any]:
-    """The CQL type of every column a JSON lines source may hold, by source name."""
-    if not any(p.kind == "jsonl" for p in parts):
+    """The CQL type of every column a JSON lines or CSV source may hold, by source
+    name."""
+    if not any(p.kind in ("jsonl", "csv") for p in parts):
         return {}
     from cqlcodec.driver.scan import table_schema_batch
 

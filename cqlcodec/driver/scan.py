@@ -469,8 +469,11 @@ class ParquetSink:
 
     def write(self, index: int, batch: ColumnBatch, done_splits: set[int]) -> None:
         """Writes ``batch`` of split ``index``; the files of the splits in ``done_splits``
-        are complete and renamed into place."""
-        record = self._pyarrow.record_batch(batch)
+        are complete and renamed into place. Durations are written as
+        :mod:`cqlcodec.driver.parquet_durations` says (Parquet has no interval type)."""
+        from cqlcodec.driver.parquet_durations import intervals_as_structs
+
+        record = intervals_as_structs(self._pyarrow, self._pyarrow.record_batch(batch))
         if self._per_split:
             if index not in self._writers:
                 final = os.path.join(self._target, f"split-{index:05d}.parquet")

@@ -32,7 +32,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Final
 
 from cqlcodec.driver.text_records import RecordGroup, Unreadable, csv_records, jsonl_records
@@ -224,7 +224,8 @@ def open_source(part: SourcePart, chunk_rows: int,
     pa = arrow_module()
     try:
         if part.kind == "csv":
-            yield from _csv_chunks(pa, part, chunk_rows, csv_types or {}, tolerant, time_zone)
+            yield from _csv_chunks(pa, part, chunk_rows, CsvTypes(csv_types or {}, json_types),
+                                   tolerant, time_zone)
         elif part.kind == "jsonl":
             yield from _jsonl_chunks(pa, part, chunk_rows, json_types or {}, tolerant,
                                      time_zone)
@@ -390,10 +391,16 @@ def _json_columns(group: RecordGroup, known: list[str], json_types: Mapping[str,
 
 
 def _parquet_batches(part: SourcePart, chunk_rows: int) -> Iterator[Any]:
+    """A Parquet file's batches, its durations (:mod:`cqlcodec.driver.parquet_durations`)
+    as Arrow intervals again."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from cqlcodec.driver.parquet_durations import structs_as_intervals
+
     with pq.ParquetFile(part.name) as f:
-        yield from f.iter_batches(batch_size=chunk_rows)
+        for batch in f.iter_batches(batch_size=chunk_rows):
+            yield structs_as_intervals(pa, batch)
 
 
 def _open_ipc(pa: Any, path: str) -> Any:
@@ -488,6 +495,16 @@ def _interval_array(pa: Any, column: Any) -> Any:
 
 # --------------------------------------------------------------------------- CSV
 
+class CsvTypes(dict[str, str]):
+    """The CQL type names of a CSV file's columns by name, and their
+    :class:`~cqlcodec.CqlType` where known (``full``): collections, tuples, UDTs and
+    durations are then read as the JSON ``unload`` writes (``parse_csv_value``)."""
+
+    def __init__(self, names: Mapping[str, str], full: Mapping[str, Any] | None) -> None:
+        super().__init__(names)
+        self.full = dict(full or {})
+
+
 _ARROW_OF_CQL: Final = {
     "tinyint": "int8", "smallint": "int16", "int": "int32", "bigint": "int64",
     "counter": "int64", "float": "float32", "double": "float64", "boolean": "bool_",
@@ -512,7 +529,7 @@ def _csv_options(pcsv: Any, part: SourcePart, column_types: Mapping[str, Any],
                                            ignore_empty_lines=empty_lines),
         "convert_options": pcsv.ConvertOptions(
             column_types=dict(column_types), strings_can_be_null=True,
-            null_values=[""], true_values=["true", "True", "TRUE", "1"],
+            null_values=[""], quoted_strings_can_be_null=False, true_values=["true", "True", "TRUE", "1"],
             false_values=["false", "False", "FALSE", "0"]),
     }
 
@@ -537,18 +554,30 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
                                        time_zone)
         return
     block = max(1 << 16, min(1 << 26, chunk_rows * 128))
+    if part.obj is not None:  # stdin cannot be read again with larger blocks
+        block = _STDIN_BLOCK
     options = _csv_options(pcsv, part, types, empty_lines=not tolerant)
     options["read_options"] = pcsv.ReadOptions(block_size=block)
     source = part.obj if part.obj is not None else part.name
     if not tolerant:
-        try:
-            with pcsv.open_csv(source, **options) as reader:
-                for batch in reader:
-                    yield Chunk(_typed_csv_batch(pa, batch, csv_types, time_zone=time_zone))
-        except pa.ArrowInvalid as exc:
-            error = _conversion_error(exc, part, _csv_header(pa, part), csv_types)
-            raise _located(pa, pcsv, part, chunk_rows, types, csv_types, error) from None
-        return
+        done = 0
+        while True:
+            try:
+                with pcsv.open_csv(source, **options) as reader:
+                    for batch in reader:
+                        done += batch.num_rows
+                        yield Chunk(_typed_csv_batch(pa, batch, csv_types, time_zone=time_zone))
+                return
+            except pa.ArrowInvalid as exc:
+                if "straddl" in str(exc) and part.obj is None and block < _MAX_BLOCK:
+                    # a record longer than a block (a cell of megabytes): read again
+                    # with larger blocks, from the row after the last one given
+                    block = min(_MAX_BLOCK, block * 4)
+                    options["read_options"] = pcsv.ReadOptions(block_size=block,
+                                                               skip_rows_after_names=done)
+                    continue
+                error = _conversion_error(exc, part, _csv_header(pa, part), csv_types)
+                raise _located(pa, pcsv, part, chunk_rows, types, csv_types, error) from None
     read = 0  # the rows read so far, each one line after the header
     try:
         with pcsv.open_csv(source, **options) as reader:
@@ -565,6 +594,12 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
         pass
     yield from _careful_csv_chunks(pa, pcsv, part, read, chunk_rows, types, csv_types,
                                    time_zone)
+
+
+# Arrow's CSV reader reads blocks of this size and refuses a record longer than one
+# block: a file is read again with blocks four times larger (up to the largest it takes)
+_STDIN_BLOCK: Final = 1 << 26
+_MAX_BLOCK: Final = (1 << 31) - 1
 
 
 def _located(pa: Any, pcsv: Any, part: SourcePart, chunk_rows: int,
@@ -740,14 +775,16 @@ def _typed_csv_batch(pa: Any, batch: Any, csv_types: Mapping[str, str],
             if whole is not None:
                 arrays[i] = whole
                 continue
+        t = csv_types.full.get(name) if isinstance(csv_types, CsvTypes) else None
         values = arrays[i].to_pylist()
         converted: list[object] = []
         for row, text in enumerate(values):
             try:
-                converted.append(None if text is None else
-                                 parse(text) if parse is not None else parse_csv_value(text, cql))
-            except (ValueError, SyntaxError, InvalidOperation) as exc:
-                error = LoadError(f"{text!r} is no {cql} value ({exc})", column=name, row=row)
+                converted.append(None if text is None else parse(text) if parse is not None
+                                 else parse_csv_value(text, cql, t))
+            except (ValueError, SyntaxError, TypeError, ArithmeticError) as exc:
+                error = LoadError(f"{_short(text)!r} is no {cql} value ({exc})", column=name,
+                                  row=row)
                 if failed is None:
                     raise error from None
                 failed.append((row, f'column "{name}": {error.reason}'))
@@ -770,12 +807,32 @@ def _time_parser(cql: str, time_zone: datetime.tzinfo) -> Callable[[str], object
     return None
 
 
-def parse_csv_value(text: str, cql: str) -> object:
+# types whose CSV text is no JSON form (a varint's digits would read as a JSON number too)
+_PLAIN_TEXT_TYPES: Final = frozenset(["uuid", "timeuuid", "varint", "decimal", "blob"])
+
+
+def _short(text: str) -> str:
+    """A cell's text for a message: at most 200 characters (a cell may be megabytes)."""
+    return text if len(text) <= 200 else f"{text[:200]}... ({len(text)} characters)"
+
+
+def parse_csv_value(text: str, cql: str, t: Any = None) -> object:
     """A CSV cell's text as the value to bind for CQL type ``cql`` (the types Arrow's
-    CSV reader does not parse itself)."""
+    CSV reader does not parse itself). ``t``, the :class:`~cqlcodec.CqlType`, when
+    known: collections, tuples, UDTs and durations are first read as the JSON that
+    ``unload`` writes (:mod:`cqlcodec.driver.json_values`), then as literals."""
     base = cql.strip()
     if base.startswith("frozen<") and base.endswith(">"):
         base = base[7:-1].strip()
+    if t is not None and base not in _PLAIN_TEXT_TYPES:
+        from cqlcodec.driver.json_values import from_json
+
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            return from_json(obj, t)
     if base in ("uuid", "timeuuid"):
         return uuid.UUID(text.strip())
     if base == "varint":

@@ -19,7 +19,10 @@ import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+
+# the longest field read: any cell the server takes (a blob of hundreds of MB in hex)
+_FIELD_LIMIT: Final = (1 << 31) - 1
 
 __all__ = ["RecordGroup", "Unreadable", "csv_records", "jsonl_records", "raw_text"]
 
@@ -101,6 +104,8 @@ def csv_records(raw: Iterator[bytes], first_line: int, names: list[str], delimit
     ``first_line``, after the header) whose header is ``names``, in groups of at most
     ``chunk_rows``. Empty lines are skipped."""
     feed = _LineFeed(raw, first_line)
+    if csv.field_size_limit() < _FIELD_LIMIT:  # the csv module's default: 128 KiB
+        csv.field_size_limit(_FIELD_LIMIT)
     reader = csv.reader(feed, delimiter=delimiter, strict=True)
     width = len(names)
     group = RecordGroup()
