@@ -75,7 +75,7 @@ def test_meta_has_the_dtypes_of_column_batch_to_pandas(connect: dict[str, Any], 
     frame = batch.to_pandas()
     assert list(ddf.columns) == list(frame.columns)
     for name in frame.columns:
-        if frame.dtypes[name] == object:  # durations: Duration objects in to_pandas()
+        if not isinstance(frame.dtypes[name], pandas.ArrowDtype):  # durations: Duration objects
             assert ddf.dtypes[name] == pandas.ArrowDtype(pa.month_day_nano_interval()), name
             continue
         arrow_type = frame.dtypes[name].pyarrow_dtype
