@@ -684,6 +684,12 @@ def insert_columns(session: Session, prepared_statement: PreparedStatement, colu
     ``INSERT INTO t (columns) VALUES (?, ...)``, else such a row fails with a
     :class:`~cqlcodec.CodecError` that says to pass ``nulls="delete"``.
 
+    Each row is sent once, and nothing is looked up: a statement that writes a
+    non-frozen list ``USING TIMESTAMP ?`` leaves the list's elements twice when the same
+    row is written again at the same time (the server keys list elements by write, not
+    by content). :func:`~cqlcodec.driver.load_table` with ``writetime(c)`` columns looks
+    such lists up before writing them again.
+
     Every row that fails (a server error, a timeout, a null partition key) is reported
     as an :class:`InsertFailure`; nothing is dropped silently: with ``raise_on_error``
     (the default) :class:`InsertError` is raised after all rows were tried. A
