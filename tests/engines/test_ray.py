@@ -212,3 +212,32 @@ def test_a_role_reads_and_writes_on_a_password_protected_server() -> None:
     result = cqlcodec.ray.write_table(ds, spec, f"{AUTH_KS}.copy")
     assert result.written == AUTH_ROWS and not result.failures
     engine_login_refused(cqlcodec.ray.read_table)
+
+
+def test_case_sensitive_and_quoted_names(connect: dict[str, Any], session: Any) -> None:
+    """A keyspace, tables and columns that keep their case (quoted), a spaced, a reserved
+    and a non-ASCII column: read and written by their CQL names; an unquoted name folds
+    to lower case."""
+    ks = '"Ray_KS"'
+    session.execute(f"DROP KEYSPACE IF EXISTS {ks}")
+    session.execute(f"CREATE KEYSPACE {ks} WITH replication = "
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    columns = '"Key" int PRIMARY KEY, "a b" text, "select" int, "ünï" text'
+    for name in ('"Src"', '"Dst"'):
+        session.execute(f"CREATE TABLE {ks}.{name} ({columns})")
+    for k in range(20):
+        session.execute(f'INSERT INTO {ks}."Src" ("Key", "a b", "select", "ünï") '
+                        f"VALUES ({k}, 'v{k}', {k * 2}, 'ü{k}')")
+    try:
+        ds = cqlcodec.ray.read_table(connect, f'{ks}."Src"', splits=3)
+        got = _table(ds)
+        assert sorted(got.column_names) == sorted(["Key", "a b", "select", "ünï"])
+        assert sorted(got.column("Key").to_pylist()) == list(range(20))
+        result = cqlcodec.ray.write_table(ds, connect, f'{ks}."Dst"')
+        assert result.written == 20 and not result.failures
+        assert sorted(map(tuple, session.execute(f'SELECT * FROM {ks}."Dst"'))) == \
+            sorted(map(tuple, session.execute(f'SELECT * FROM {ks}."Src"')))
+        with pytest.raises(SplitPlanError, match=r"unknown keyspace ray_ks .*\"Ray_KS\""):
+            cqlcodec.ray.read_table(connect, "Ray_KS.Src")  # folds to ray_ks.src
+    finally:
+        session.execute(f"DROP KEYSPACE IF EXISTS {ks}")
