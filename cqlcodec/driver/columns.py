@@ -52,6 +52,7 @@ from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.batch import NO_KEY, batch_statements, key_slots, plan_batches, ring_slots
 from cqlcodec.protocol.metadata import read_rows_metadata
 from cqlcodec.protocol.prepared import Bound, Prepared
+from cqlcodec.types.names import quote_name
 from cqlcodec.values import UNSET
 
 __all__ = ["NULLS", "ColumnPages", "InsertError", "InsertFailure", "InsertResult",
@@ -836,13 +837,10 @@ class _FewerColumns:
                     "protocol v3 has no unset value, and a row with null cells can only be "
                     "written without them by a plain INSERT INTO t (columns) VALUES (?, ...); "
                     "pass nulls=\"delete\" to write the nulls (as deletions)")
-            text = (f"INSERT INTO {match.group('table')} ({', '.join(map(_quote, names))}) "
+            text = (f"INSERT INTO {match.group('table')} ({', '.join(map(quote_name, names))}) "
                     f"VALUES ({', '.join('?' * len(names))}){match.group('rest')}")
             found = self.session.prepare(text)
             found.consistency_level = self.ps.consistency_level
         self.statements[names] = found
         return found
 
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'

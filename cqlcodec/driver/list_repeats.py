@@ -36,6 +36,7 @@ from cqlcodec.codecs.cache import make_serializers
 from cqlcodec.columnar.bind import ColumnarBinder
 from cqlcodec.driver.columns import prepared_of
 from cqlcodec.driver.sender import send_all
+from cqlcodec.types.names import quote_name
 
 __all__ = ["OWN_WINDOW_US", "SKIP", "ListPlan", "ListRepeats", "decide", "list_columns",
            "plan_lists", "target_has_rows"]
@@ -89,13 +90,10 @@ def list_columns(metadata: Any, names: Sequence[str]) -> tuple[list[str], list[s
     return regular, static
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
 
 def target_has_rows(session: Session, table: str, metadata: Any) -> bool:
     """Whether ``table`` (quoted ``ks.t``) holds any row now."""
-    key = _quoted(metadata.partition_key[0].name)
+    key = quote_name(metadata.partition_key[0].name)
     return bool(list(session.execute(f"SELECT {key} FROM {table} LIMIT 1")))
 
 
@@ -151,9 +149,9 @@ def plan_lists(session: Session, table: str, metadata: Any, keys: Mapping[str, A
         return found
 
     key_names = [*pk, *ck]
-    wanted = ", ".join(f"writetime({_quoted(c)})" for c in columns)
+    wanted = ", ".join(f"writetime({quote_name(c)})" for c in columns)
     by_row = statement(f"SELECT {wanted} FROM {table} WHERE "
-                       + " AND ".join(f"{_quoted(k)} = ?" for k in key_names))
+                       + " AND ".join(f"{quote_name(k)} = ?" for k in key_names))
     key_prepared = prepared_of(by_row)
     encoded = ColumnarBinder(key_prepared, {k: _take(keys[k], asked) for k in key_names})
     bound = {i: b for i, b in zip(asked, encoded.bind_rows(0, encoded.num_rows))
@@ -165,21 +163,21 @@ def plan_lists(session: Session, table: str, metadata: Any, keys: Mapping[str, A
     sends: list[Any] = []
     sent_rows: list[list[int]] = []
     if all(k in _MATCHABLE for k in kinds):
-        names = ", ".join(_quoted(k) for k in key_names)
+        names = ", ".join(quote_name(k) for k in key_names)
         partitions: dict[tuple[Any, ...], list[int]] = {}
         for i in asked:
             partitions.setdefault(tuple(bound[i].values[:len(pk)]), []).append(i)
         groups = list(partitions.items())
         if len(pk) == 1:
             by_partitions = statement(f"SELECT {names}, {wanted} FROM {table} WHERE "
-                                      f"{_quoted(pk[0])} IN ?")
+                                      f"{quote_name(pk[0])} IN ?")
             for at in range(0, len(groups), PARTITIONS_PER_READ):
                 part = groups[at:at + PARTITIONS_PER_READ]
                 sends.append(_bound(by_partitions, [_list_value([g[0][0] for g in part])]))
                 sent_rows.append([i for _, members in part for i in members])
         else:
             by_partition = statement(f"SELECT {names}, {wanted} FROM {table} WHERE "
-                                     + " AND ".join(f"{_quoted(k)} = ?" for k in pk))
+                                     + " AND ".join(f"{quote_name(k)} = ?" for k in pk))
             for key, members in groups:
                 sends.append(_bound(by_partition, list(key)))
                 sent_rows.append(members)
@@ -208,7 +206,7 @@ def plan_lists(session: Session, table: str, metadata: Any, keys: Mapping[str, A
                     concurrency, there, failed)
         if static:
             by_static = statement(f"SELECT {wanted} FROM {table} WHERE "
-                                  + " AND ".join(f"{_quoted(k)} = ?" for k in pk)
+                                  + " AND ".join(f"{quote_name(k)} = ?" for k in pk)
                                   + (" LIMIT 1" if ck else ""))
             asked_static = [i for i in asked if i not in failed]
             _read_first(session, [_bound(by_static, list(bound[i].values[:len(pk)]))
