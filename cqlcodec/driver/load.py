@@ -252,6 +252,7 @@ def load_table(session: Session, table: str, source: object, *,
                                      time_zone=zone)
                 while True:
                     first_row = result.rows
+                    piece: Chunk | None = None
                     try:
                         piece = next(chunks, None)
                         if piece is None:
@@ -294,11 +295,10 @@ def load_table(session: Session, table: str, source: object, *,
                                                      _read_all(chunks, parts, part),
                                                      source=part.name)
                     except LoadError as exc:
-                        if exc.source:
+                        located = _located_in(exc, part, piece, first_row)
+                        if located is exc:
                             raise
-                        row = None if exc.row is None else first_row + exc.row
-                        raise LoadError(exc.reason, source=part.name, column=exc.column,
-                                        row=row) from exc
+                        raise located from exc
                     if progress is not None:
                         progress(LoadProgress(result.rows, result.written, len(result.failures),
                                               rows_total, bytes_done, bytes_total,
@@ -328,6 +328,25 @@ def _read_all(chunks: Any, parts: list[SourcePart], part: SourcePart) -> bool:
     except Exception:
         return False
     return following is None or (_num_rows(following.data) == 0 and not following.unreadable)
+
+
+def _located_in(exc: LoadError, part: SourcePart, piece: Chunk | None,
+                first_row: int) -> LoadError:
+    """``exc`` (raised while reading or writing ``piece``, the chunk whose first row is
+    the load's row ``first_row``) naming its source, its row in the whole load and, for
+    text files, the line its record starts on; ``exc`` itself when it says all it can
+    (or is a subclass with a meaning of its own, such as :class:`TooManyBadRows`)."""
+    if type(exc) is not LoadError:
+        return exc
+    row = exc.row if exc.source or exc.row is None else first_row + exc.row
+    line = exc.line
+    if line is None and row is not None and piece is not None and piece.lines:
+        if 0 <= row - first_row < len(piece.lines):
+            line = piece.lines[row - first_row]
+    if exc.source and line == exc.line:
+        return exc
+    return LoadError(exc.reason, source=exc.source or part.name, column=exc.column, row=row,
+                     line=line)
 
 
 def _write_tolerant(pa: Any, write: Callable[[Any, int, InsertResult, bool], None],

@@ -340,7 +340,7 @@ def _jsonl_chunks(pa: Any, part: SourcePart, chunk_rows: int, json_types: Mappin
                 columns = _json_columns(group, known, json_types, time_zone, refused)
                 if refused and not tolerant:
                     row, name, reason = refused[0]
-                    raise LoadError(reason, column=name, row=row)
+                    raise LoadError(reason, column=name, row=row, line=group.lines[row])
                 if refused:
                     yield _without_refused(group, columns, refused)
                 else:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -72,6 +73,15 @@ def test_a_wrong_password_exits_4_without_showing_it(reader: Any) -> None:
     assert done.returncode == 4, done.stderr
     assert "authentication refused" in done.stderr, done.stderr
     assert WRONG_PASSWORD not in done.stdout + done.stderr
+
+
+def test_a_refused_unload_leaves_no_directory(reader: Any, tmp_path: Path) -> None:
+    """A table the role may not read is refused before the output directory (and its
+    manifest) is made: the same command run later by a role that may is a new unload."""
+    out = tmp_path / "out"
+    done = cli("unload", f"{KEYSPACE}.hidden", "-o", str(out))
+    assert done.returncode == 3, done.stderr
+    assert "SELECT permission" in done.stderr and not out.exists()
 
 
 def test_a_table_without_select_is_refused_by_name(reader: Any) -> None:

@@ -220,6 +220,24 @@ def test_a_malformed_csv_line_is_named_by_its_line(session: Session, tmp_path: P
     assert proc.returncode == 2 and "--format" in _text(proc)
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 100])
+def test_a_refused_json_line_is_named_by_its_line(session: Session, tmp_path: Path,
+                                                  chunk_rows: int) -> None:
+    """A JSON lines value that cannot be read (a date) or bound (an int) names its file
+    and line, as CSV does, whatever chunk its row falls in."""
+    session.execute(f"CREATE TABLE IF NOT EXISTS {KS}.dated (k int PRIMARY KEY, a int, d date)")
+    src = tmp_path / "bad.jsonl"
+    good = '{"k": 1, "a": 2}\n\n{"k": 2, "a": 3}\n'
+    for bad, column in (('{"k": 3, "a": "three"}', "a"), ('{"k": 3, "d": "today"}', "d")):
+        src.write_text(good + bad + "\n")
+        with pytest.raises(cd.LoadError) as info:
+            cd.load_table(session, f"{KS}.dated", str(src), chunk_rows=chunk_rows)
+        assert (info.value.line, info.value.row, info.value.column) == (4, 2, column)
+        assert str(info.value).startswith(f"{src}:4, row 2, ")
+    proc = cli("load", f"{KS}.dated", str(src))
+    assert proc.returncode == 3 and f"{src}:4" in _text(proc), _text(proc)
+
+
 # --------------------------------------------------------------------------- item 12
 
 CHOSEN = '"Key","select","a b","q""t",ünï,KEY,"Value"'
