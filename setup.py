@@ -33,6 +33,7 @@ INTERPRETED: dict[str, str] = {
     "driver.batching": "reads the drivers' schema metadata and exceptions",
     "driver.sources": "opens files and tables with pyarrow, per chunk",
     "driver.parquet_durations": "rebuilds pyarrow arrays of durations for Parquet, per batch",
+    "driver.columnar_files": "pyarrow writers, schemas and casts of Parquet and Arrow files, per page",
     "driver.load": "drives a driver session chunk by chunk",
     "aio.bridge": "asyncio glue over the driver's ResponseFuture callbacks: per request, not per value",
     "aio.columns": "asyncio glue: coroutines and async iterators over driver requests, per page",

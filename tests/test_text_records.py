@@ -4,14 +4,19 @@ unreadable, the lines they are reported at, and that the rest is read whole."""
 
 from __future__ import annotations
 
+import csv
 import io
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cqlcodec.driver.sources import LoadError, open_source, source_parts
-from cqlcodec.driver.text_records import csv_records, jsonl_records
+from cqlcodec.driver.sources import LoadError, SourcePart, open_source, source_parts
+from cqlcodec.driver.text_records import csv_pieces, csv_records, jsonl_records
 
 NAMES = ["k", "n", "s"]
 
@@ -110,3 +115,120 @@ def _rows(data: Any) -> list[dict[str, Any]]:
         columns = {n: (c if isinstance(c, list) else c.to_pylist()) for n, c in data.items()}
         return [dict(zip(columns, values)) for values in zip(*columns.values())]
     return list(data.to_pylist())
+
+
+def _stdin_chunks(data: bytes | Any, types: dict[str, str], chunk_rows: int,
+                  tolerant: bool = False) -> list[Any]:
+    """The chunks of ``data`` (bytes, or a function writing to a binary file) read as
+    CSV from stdin: a real pipe, written by a thread while it is read."""
+    pytest.importorskip("pyarrow")
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write_end, "wb") as out:
+            try:
+                if isinstance(data, bytes):
+                    out.write(data)
+                else:
+                    data(out)
+            except BrokenPipeError:
+                pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            part = SourcePart("stdin", "csv", pipe)
+            return list(open_source(part, chunk_rows, types, tolerant=tolerant))
+    finally:
+        writer.join()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet='ab,"\n\r ', max_size=12), min_size=2, max_size=2),
+                max_size=30), st.integers(1, 40))
+def test_csv_pieces_end_where_records_end(records: list[list[str]], size: int) -> None:
+    """Pieces of any size put together are the input, and each piece read alone gives
+    whole records: all of them, in order."""
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(records)  # lines end in CRLF; CR or LF in a field is quoted
+    data = text.getvalue().encode()
+    stream = io.BytesIO(data)
+    pieces = list(csv_pieces(stream.read, size))
+    assert b"".join(pieces) == data
+    assert all(p for p in pieces)
+    back = [r for p in pieces for r in csv.reader(io.StringIO(p.decode(), newline=""))]
+    assert back == records
+
+
+def test_stdin_csv_records_longer_than_a_piece() -> None:
+    """Through a pipe, pieces of 64 KiB (chunks of 10 rows): records of a megabyte
+    (quotes, separators and line breaks inside) are read whole, as every other."""
+    big = 'x,"\n' * 250_000
+    cells = ["small", big, "", None, big[1:] + "end", "after"]
+    text = io.StringIO(newline="")
+    text.write("k,t\n")
+    for k, cell in enumerate(cells):
+        quoted = "" if cell is None else '"' + cell.replace('"', '""') + '"'
+        text.write(f"{k},{quoted}\n")
+    chunks = _stdin_chunks(text.getvalue().encode(), {"k": "int", "t": "text"}, 10)
+    rows = [r for c in chunks for r in _rows(c.data)]
+    assert [r["k"] for r in rows] == list(range(len(cells)))
+    assert [r["t"] for r in rows] == cells
+
+
+def test_stdin_csv_error_names_its_line() -> None:
+    """A record Arrow refuses in a later piece of stdin: the rest is read line by line,
+    and the error names the record's line (stdin had none)."""
+    lines = ["k,n"] + [f"{i},{i}" for i in range(20_000)]
+    lines[15_001] = '"a\nb",x'  # line 15002, over two lines; n is no int
+    data = ("\n".join(lines) + "\n").encode()
+    with pytest.raises(LoadError, match=r"stdin:15002: .*column \"n\""):
+        _stdin_chunks(data, {"k": "text", "n": "int"}, 100)
+
+
+def test_a_cell_of_80_mb_through_a_pipe() -> None:
+    """A blob of 40 MB (80 MB of hex, more than Arrow's 64 MiB blocks of stdin before)
+    after a row of 60 MB of text, read from a pipe to the same bytes."""
+    blob = bytes(range(256)) * (40_000_000 // 256)
+
+    def write(out: Any) -> None:
+        out.write(b"k,t,b\n0,")
+        out.write(b"y" * 60_000_000)
+        out.write(b",0x00\n1,,0x")
+        for i in range(0, len(blob), 1 << 22):
+            out.write(blob[i:i + (1 << 22)].hex().encode())
+        out.write(b'\n2,"",0x\n')
+
+    chunks = _stdin_chunks(write, {"k": "int", "t": "text", "b": "blob"}, 5000)
+    rows = [r for c in chunks for r in _rows(c.data)]
+    assert [(r["k"], r["t"] if r["t"] is None else len(r["t"])) for r in rows] == [
+        (0, 60_000_000), (1, None), (2, 0)]
+    assert rows[1]["b"] == blob and rows[0]["b"] == b"\x00" and rows[2]["b"] == b""
+
+
+@pytest.mark.parametrize("mode", ["file", "file, tolerant", "file, tolerant, careful",
+                                  "stdin", "stdin, tolerant", "stdin, careful"])
+def test_csv_keeps_empty_text_apart_from_null(tmp_path: Path, mode: str) -> None:
+    """``""`` is an empty text and nothing is null in every way a CSV source is read:
+    Arrow's reader, the careful line-by-line reader (tolerant, after a record that
+    cannot be read, or stdin from a piece Arrow refuses)."""
+    rows = ['1,"",x', "2,,x", '3,"null",""', '4,"",']
+    if "careful" in mode:
+        rows.insert(0, '0,"a\nb",x' if mode.startswith("file") else "0,x,y,z")
+    data = ("k,t,u\n" + "\n".join(rows) + "\n").encode()
+    types = {"k": "int", "t": "text", "u": "text"}
+    tolerant = "tolerant" in mode
+    if mode.startswith("stdin"):
+        if "careful" in mode:
+            with pytest.raises(LoadError, match="stdin:2: 4 fields"):
+                _stdin_chunks(data, types, 100)
+            data = data.replace(b"0,x,y,z", b'0,"a\nb",x')
+        chunks = _stdin_chunks(data, types, 100, tolerant)
+    else:
+        path = tmp_path / "in.csv"
+        path.write_bytes(data)
+        [part] = source_parts(str(path))
+        chunks = list(open_source(part, 100, types, tolerant=tolerant))
+    got = [(r["k"], r["t"], r["u"]) for c in chunks for r in _rows(c.data) if r["k"]]
+    assert got == [(1, "", "x"), (2, None, "x"), (3, "null", ""), (4, "", None)]

@@ -17,8 +17,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from cqlcodec.columnar.stream import stream_capsule_of
-
 MANIFEST: Final = "_manifest.json"
 FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl": "jsonl"}
 # --compress: the codec's name in pyarrow and the file name's suffix
@@ -183,28 +181,6 @@ def write_csv_stream(pa: Any, batches: Iterator[Any], sink: Any, on_rows: Any = 
     return rows
 
 
-class _Batches:
-    """An Arrow stream over ColumnBatches (``first`` fixes the schema) that keeps the
-    exception the batches raised (the stream's consumer only sees an OSError)."""
-
-    def __init__(self, first: Any, rest: Iterator[Any]) -> None:
-        self.first = first
-        self.rest = rest
-        self.error: BaseException | None = None
-
-    def _pull(self) -> Iterator[Any]:
-        try:
-            yield from self.rest
-        except GeneratorExit:  # closed by the stream after its own error (kept by pyarrow)
-            raise
-        except BaseException as exc:
-            self.error = exc
-            raise
-
-    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        return stream_capsule_of(self._pull(), self.first)
-
-
 def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
                 on_rows: Any = None, *, compress: str | None = None,
                 parquet_compression: str | None = None) -> int:
@@ -224,22 +200,22 @@ def write_split(batches: Iterator[Any], directory: str, name: str, fmt: str,
         return 0
     if fmt in TEXT_FORMATS:
         return _write_text(pa, first, batches, directory, name, fmt, on_rows, compress)
-    stream = _Batches(first, batches)
-    reader = pa.RecordBatchReader.from_stream(stream)
-    final = os.path.join(directory, name)
+    from cqlcodec.driver.columnar_files import ColumnarFile
+
     temp = os.path.join(directory, f".{name}{TEMP_MARK}{os.getpid()}-{threading.get_ident()}")
+    options = {"compression": parquet_compression} if parquet_compression else {}
+    out = ColumnarFile(temp, fmt, options=options, group_rows=ROW_GROUP_ROWS,
+                       group_bytes=ROW_GROUP_BYTES, sync=True)
     try:
-        try:
-            rows = _write(pa, reader, temp, fmt, on_rows, parquet_compression)
-        except Exception:
-            if stream.error is not None:
-                raise stream.error from None
-            raise
-        os.replace(temp, final)
+        for batch in _chain(first, batches):
+            if len(batch):
+                out.write(batch)
+                if on_rows is not None:
+                    on_rows(len(batch))
+        os.replace(out.close(), os.path.join(directory, name))
     finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
-    return rows
+        out.abort()
+    return out.rows
 
 
 def _write_text(pa: Any, first: Any, rest: Iterator[Any], directory: str, name: str,
@@ -265,45 +241,6 @@ def _write_text(pa: Any, first: Any, rest: Iterator[Any], directory: str, name: 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
     yield first
     yield from rest
-
-
-def _write(pa: Any, reader: Any, temp: str, fmt: str, on_rows: Any,
-           parquet_compression: str | None = None) -> int:
-    rows = 0
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        from cqlcodec.driver.parquet_durations import intervals_as_structs
-
-        pending: list[Any] = []
-        held = held_bytes = 0
-        options = {"compression": parquet_compression} if parquet_compression else {}
-        converted = (intervals_as_structs(pa, batch) for batch in reader)
-        first = next(converted, None)
-        schema = reader.schema if first is None else first.schema
-        with pq.ParquetWriter(temp, schema, **options) as writer:
-            for batch in _chain(first, converted) if first is not None else ():
-                pending.append(batch)
-                held += batch.num_rows
-                held_bytes += batch.nbytes
-                rows += batch.num_rows
-                if on_rows is not None:
-                    on_rows(batch.num_rows)
-                if held >= ROW_GROUP_ROWS or held_bytes >= ROW_GROUP_BYTES:
-                    writer.write_table(pa.Table.from_batches(pending, schema))
-                    pending, held, held_bytes = [], 0, 0
-            if pending:
-                writer.write_table(pa.Table.from_batches(pending, schema))
-    elif fmt == "arrow":
-        with pa.OSFile(temp, "wb") as sink, pa.ipc.new_file(sink, reader.schema) as writer:
-            for batch in reader:
-                writer.write_batch(batch)
-                rows += batch.num_rows
-                if on_rows is not None:
-                    on_rows(batch.num_rows)
-    with open(temp, "rb+") as f:
-        os.fsync(f.fileno())
-    return rows
 
 
 def csv_ready(pa: Any, batch: Any, source: Any = None) -> Any:

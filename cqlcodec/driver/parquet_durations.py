@@ -100,6 +100,8 @@ def _convert(pa: Any, field: Any, array: Any, leaf: Leaf) -> tuple[Any, Any]:
     if done is not None:
         return done
     t = field.type
+    if not t.num_fields or isinstance(t, pa.ExtensionType):  # a leaf the other way round
+        return field, array
     types = pa.types
     mask = array.is_null() if array.null_count else None
     if types.is_struct(t):

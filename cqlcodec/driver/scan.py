@@ -42,6 +42,7 @@ from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
 from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.cell_times import select_list
+from cqlcodec.driver.columnar_files import ColumnarFile
 from cqlcodec.driver.columns import RawPage, send_columnar, wait_page
 from cqlcodec.driver.estimates import RowEstimate, sample_page
 from cqlcodec.driver.outage import (
@@ -450,72 +451,49 @@ class ScanTally:
 class ParquetSink:
     """Writes the batches of a scan to Parquet as they come (see :meth:`TableScan.to_parquet`
     for the files): :meth:`write` each batch, then :meth:`finish`; :meth:`abort` closes
-    and removes what is unfinished (nothing after :meth:`finish`)."""
+    and removes what is unfinished (nothing after :meth:`finish`). Each file's schema
+    widens where pages typed a varint or decimal column differently
+    (:mod:`cqlcodec.driver.columnar_files`); durations are written as
+    :mod:`cqlcodec.driver.parquet_durations` says (Parquet has no interval type)."""
 
     def __init__(self, path: str | os.PathLike[str], options: dict[str, Any]) -> None:
-        import pyarrow
-        import pyarrow.parquet as pq
-
-        self._pyarrow: Any = pyarrow
-        self._pq: Any = pq
         self._options = options
         self._target = os.fspath(path)
         self._per_split = self._target.endswith(os.sep) or os.path.isdir(self._target)
         self._written: list[str] = []
-        self._writers: dict[int, tuple[Any, str, str]] = {}
-        self._single: tuple[Any, str, str] | None = None
+        self._files: dict[int, tuple[ColumnarFile, str]] = {}
         if self._per_split:
             os.makedirs(self._target, exist_ok=True)
 
     def write(self, index: int, batch: ColumnBatch, done_splits: set[int]) -> None:
         """Writes ``batch`` of split ``index``; the files of the splits in ``done_splits``
-        are complete and renamed into place. Durations are written as
-        :mod:`cqlcodec.driver.parquet_durations` says (Parquet has no interval type)."""
-        from cqlcodec.driver.parquet_durations import intervals_as_structs
-
-        record = intervals_as_structs(self._pyarrow, self._pyarrow.record_batch(batch))
+        are complete and renamed into place."""
+        key = index if self._per_split else -1
+        if key not in self._files:
+            final = (os.path.join(self._target, f"split-{index:05d}.parquet")
+                     if self._per_split else self._target)
+            self._files[key] = (ColumnarFile(f"{final}.tmp", "parquet", options=self._options),
+                                final)
+        self._files[key][0].write(batch)
         if self._per_split:
-            if index not in self._writers:
-                final = os.path.join(self._target, f"split-{index:05d}.parquet")
-                temp = final + ".tmp"
-                self._writers[index] = (self._pq.ParquetWriter(temp, record.schema,
-                                                               **self._options), temp, final)
-            self._writers[index][0].write_batch(record)
-            for done in [i for i in self._writers if i in done_splits]:
-                writer, temp, final = self._writers.pop(done)
-                writer.close()
-                os.replace(temp, final)
+            for done in [i for i in self._files if i in done_splits]:
+                file, final = self._files.pop(done)
+                os.replace(file.close(), final)
                 self._written.append(final)
-            return
-        if self._single is None:
-            temp = f"{self._target}.tmp"
-            self._single = (self._pq.ParquetWriter(temp, record.schema, **self._options), temp,
-                            self._target)
-        if record.schema != self._single[0].schema:
-            record = record.cast(self._single[0].schema)
-        self._single[0].write_batch(record)
 
     def finish(self) -> list[str]:
         """Closes every file, renames it into place and returns the files written."""
-        for writer, temp, final in self._open():
-            writer.close()
-            os.replace(temp, final)
+        for file, final in self._files.values():
+            os.replace(file.close(), final)
             self._written.append(final)
-        self._writers.clear()
-        self._single = None
+        self._files.clear()
         return sorted(self._written)
 
     def abort(self) -> None:
         """Closes and removes the files not finished."""
-        for writer, temp, _ in self._open():
-            writer.close()
-            if os.path.exists(temp):
-                os.remove(temp)
-        self._writers.clear()
-        self._single = None
-
-    def _open(self) -> list[tuple[Any, str, str]]:
-        return [*self._writers.values(), *([self._single] if self._single else [])]
+        for file, _ in self._files.values():
+            file.abort()
+        self._files.clear()
 
 
 class TableScan:

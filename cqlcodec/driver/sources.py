@@ -25,6 +25,7 @@ import ast
 import csv
 import datetime
 import io
+import itertools
 import json
 import os
 import re
@@ -35,7 +36,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
-from cqlcodec.driver.text_records import RecordGroup, Unreadable, csv_records, jsonl_records
+from cqlcodec.driver.text_records import (
+    RecordGroup,
+    Unreadable,
+    csv_pieces,
+    csv_records,
+    jsonl_records,
+)
 from cqlcodec.driver.time_text import UTC, TimeTextError, arrow_times, date_days, timestamp_ms
 from cqlcodec.errors import CodecError
 
@@ -553,9 +560,10 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
         yield from _careful_csv_chunks(pa, pcsv, part, 0, chunk_rows, types, csv_types,
                                        time_zone)
         return
-    block = max(1 << 16, min(1 << 26, chunk_rows * 128))
     if part.obj is not None:  # stdin cannot be read again with larger blocks
-        block = _STDIN_BLOCK
+        yield from _stdin_csv_chunks(pa, pcsv, part, chunk_rows, types, csv_types, time_zone)
+        return
+    block = max(1 << 16, min(1 << 26, chunk_rows * 128))
     options = _csv_options(pcsv, part, types, empty_lines=not tolerant)
     options["read_options"] = pcsv.ReadOptions(block_size=block)
     source = part.obj if part.obj is not None else part.name
@@ -596,10 +604,71 @@ def _csv_chunks(pa: Any, part: SourcePart, chunk_rows: int, csv_types: Mapping[s
                                    time_zone)
 
 
-# Arrow's CSV reader reads blocks of this size and refuses a record longer than one
-# block: a file is read again with blocks four times larger (up to the largest it takes)
-_STDIN_BLOCK: Final = 1 << 26
+# Arrow's CSV reader refuses a record longer than its block: a file is read again with
+# blocks four times larger (up to the largest it takes)
 _MAX_BLOCK: Final = (1 << 31) - 1
+
+
+def _stdin_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, chunk_rows: int,
+                      types: Mapping[str, Any], csv_types: Mapping[str, str],
+                      time_zone: datetime.tzinfo) -> Iterator[Chunk]:
+    """CSV from stdin, which is read once: in pieces that end where a record ends
+    (:func:`~cqlcodec.driver.text_records.csv_pieces`), each read by Arrow as one
+    block, so that a record of any length is read (Arrow's streaming reader refuses a
+    record longer than its block, and stdin cannot be read again with larger ones).
+    From a piece Arrow cannot read on, the rest is read line by line
+    (:func:`_careful_csv_chunks`): the first record that cannot be read is the error,
+    with its line."""
+    options = _csv_options(pcsv, part, types)
+    pieces = csv_pieces(part.obj.read, max(1 << 16, min(1 << 26, chunk_rows * 128)))
+    header = b""
+    names: list[str] | None = None
+    lines = 0  # in the pieces before this one
+    for piece in pieces:
+        read = pcsv.ReadOptions(block_size=len(piece) + 1, use_threads=False,
+                                column_names=names)
+        try:
+            table = pcsv.read_csv(pa.py_buffer(piece), read_options=read, **options)
+        except pa.ArrowInvalid:
+            rest = SourcePart(part.name, "csv", _Joined(iter([header, piece]), pieces))
+            for chunk in _careful_csv_chunks(pa, pcsv, rest, 0, chunk_rows, types, csv_types,
+                                             time_zone, max(0, lines - 1)):
+                if chunk.unreadable:
+                    raise _unreadable_error(chunk.unreadable[0], part) from None
+                yield chunk
+            return
+        if names is None:
+            names = table.schema.names
+            header = piece[:piece.find(b"\n") + 1]
+        lines += piece.count(b"\n")
+        for batch in table.to_batches(max_chunksize=chunk_rows):
+            yield Chunk(_typed_csv_batch(pa, batch, csv_types, time_zone=time_zone))
+
+
+class _Joined:
+    """Pieces of bytes (``first``, then ``rest``) read as one stream."""
+
+    def __init__(self, first: Iterator[bytes], rest: Iterator[bytes]) -> None:
+        self._pieces = itertools.chain(first, rest)
+        self._held = memoryview(b"")
+
+    def read(self, n: int = -1) -> bytes:
+        """At most ``n`` bytes (all of a piece when ``n`` is -1); none at the end."""
+        while not self._held:
+            piece = next(self._pieces, None)
+            if piece is None:
+                return b""
+            self._held = memoryview(piece)
+        out = bytes(self._held[:n] if n >= 0 else self._held)
+        self._held = self._held[len(out):]
+        return out
+
+
+def _unreadable_error(first: Unreadable, part: SourcePart, column: str = "") -> LoadError:
+    """The :class:`LoadError` of the first record of ``part`` that cannot be read."""
+    reason = first.reason.partition("; reading goes on")[0]  # it does not here
+    return LoadError(reason, source=part.name, line=first.line,
+                     column="" if reason.startswith("column ") else column)
 
 
 def _located(pa: Any, pcsv: Any, part: SourcePart, chunk_rows: int,
@@ -613,10 +682,7 @@ def _located(pa: Any, pcsv: Any, part: SourcePart, chunk_rows: int,
     try:
         for chunk in _careful_csv_chunks(pa, pcsv, part, 0, chunk_rows, types, csv_types):
             if chunk.unreadable:
-                first = chunk.unreadable[0]
-                reason = first.reason.partition("; reading goes on")[0]  # it does not here
-                column = "" if reason.startswith("column ") else error.column
-                return LoadError(reason, source=part.name, line=first.line, column=column)
+                return _unreadable_error(chunk.unreadable[0], part, error.column)
     except (OSError, pa.ArrowException, ValueError, TypeError):
         pass
     return error
@@ -678,11 +744,13 @@ def _rows_of(pa: Any, data: Any, rows: list[int]) -> Any:
 
 def _careful_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, skip: int, chunk_rows: int,
                         types: Mapping[str, Any], csv_types: Mapping[str, str],
-                        time_zone: datetime.tzinfo = UTC) -> Iterator[Chunk]:
+                        time_zone: datetime.tzinfo = UTC, lines_before: int = 0
+                        ) -> Iterator[Chunk]:
     """A CSV piece from the line after its header and ``skip`` rows, read line by line
     (:func:`~cqlcodec.driver.text_records.csv_records`); the good records converted by
     Arrow as the fast path does, a record whose values do not convert found by halving
-    and set aside."""
+    and set aside. ``lines_before``: lines of the source before the piece's first
+    record but its header (stdin read again from a later piece)."""
     delimiter = _delimiter(part)
     with _byte_input(pa, part) as stream:
         header = stream.readline().decode("utf-8-sig", "replace")
@@ -692,7 +760,8 @@ def _careful_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, skip: int, chunk_r
         all_types = {n: types.get(n, pa.string()) for n in names}
         options = _csv_options(pcsv, part, all_types)
         options["parse_options"] = pcsv.ParseOptions(newlines_in_values=True)
-        for group in csv_records(iter(stream), skip + 2, names, delimiter, chunk_rows):
+        for group in csv_records(iter(stream), skip + 2 + lines_before, names, delimiter,
+                                 chunk_rows):
             yield _records_chunk(pa, pcsv, group, names, options, csv_types, time_zone)
 
 
@@ -714,7 +783,7 @@ def _records_chunk(pa: Any, pcsv: Any, group: RecordGroup, names: list[str],
     return chunk
 
 
-def _read_records(pa: Any, pcsv: Any, records: list[list[str]], first: int,
+def _read_records(pa: Any, pcsv: Any, records: list[list[str | None]], first: int,
                   names: list[str], options: dict[str, Any], csv_types: Mapping[str, str],
                   pieces: list[Any], kept: list[int], unreadable: list[Unreadable],
                   lines: list[int]) -> None:
@@ -723,9 +792,7 @@ def _read_records(pa: Any, pcsv: Any, records: list[list[str]], first: int,
     each half again, down to the single records it refuses (into ``unreadable``)."""
     if not records:
         return
-    text = io.StringIO()
-    csv.writer(text, lineterminator="\n").writerows(records)
-    data = text.getvalue().encode("utf-8")
+    data = _csv_text(records).encode("utf-8")
     try:
         pieces.append(pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(
             column_names=names, block_size=max(1 << 16, len(data) + 1), use_threads=False),
@@ -743,6 +810,13 @@ def _read_records(pa: Any, pcsv: Any, records: list[list[str]], first: int,
                   unreadable, lines)
     _read_records(pa, pcsv, records[half:], first + half, names, options, csv_types, pieces,
                   kept, unreadable, lines)
+
+
+def _csv_text(records: list[list[str | None]]) -> str:
+    """Records as CSV for Arrow's reader: every text quoted, so that an empty one stays
+    an empty text; a null (None) as nothing."""
+    return "".join(",".join("" if f is None else '"' + f.replace('"', '""') + '"' for f in r)
+                   + "\n" for r in records)
 
 
 def _csv_header(pa: Any, part: SourcePart) -> list[str]:

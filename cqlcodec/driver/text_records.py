@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 # the longest field read: any cell the server takes (a blob of hundreds of MB in hex)
 _FIELD_LIMIT: Final = (1 << 31) - 1
 
-__all__ = ["RecordGroup", "Unreadable", "csv_records", "jsonl_records", "raw_text"]
+__all__ = ["RecordGroup", "Unreadable", "csv_pieces", "csv_records", "jsonl_records", "raw_text"]
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ def csv_records(raw: Iterator[bytes], first_line: int, names: list[str], delimit
                 chunk_rows: int) -> Iterator[RecordGroup]:
     """The records of CSV text (``raw``: its lines as bytes, the first being line
     ``first_line``, after the header) whose header is ``names``, in groups of at most
-    ``chunk_rows``. Empty lines are skipped."""
+    ``chunk_rows``. Empty lines are skipped. A record is its fields' texts, None for an
+    empty field that was not quoted (``""`` is an empty text, nothing is null)."""
     feed = _LineFeed(raw, first_line)
     if csv.field_size_limit() < _FIELD_LIMIT:  # the csv module's default: 128 KiB
         csv.field_size_limit(_FIELD_LIMIT)
@@ -125,7 +126,8 @@ def csv_records(raw: Iterator[bytes], first_line: int, names: list[str], delimit
         if not reason and fields is not None and len(fields) != width:
             reason = f"{len(fields)} fields where the header has {width}"
         if not reason and not feed.undecodable and fields is not None:
-            group.records.append(fields)
+            group.records.append(_nulls_apart(fields, taken, delimiter) if "" in fields
+                                 else fields)
             group.lines.append(taken[0][0])
         else:
             number, data = taken[0]
@@ -145,6 +147,75 @@ def csv_records(raw: Iterator[bytes], first_line: int, names: list[str], delimit
             group = RecordGroup()
     if group.size():
         yield group
+
+
+def _nulls_apart(fields: list[str], taken: list[tuple[int, bytes]],
+                 delimiter: str) -> list[str | None]:
+    """The fields of a record read from the lines ``taken``, each empty one that was
+    not quoted as None: CSV keeps ``""`` (an empty text) apart from nothing (null), as
+    cqlsh and dsbulk write them (:mod:`csv` reads both as ``''``)."""
+    text = b"".join(data for _, data in taken).decode("utf-8")
+    out: list[str | None] = list(fields)
+    pos = 0
+    for i, value in enumerate(fields):
+        if text.startswith('"', pos):  # quoted: to the closing quote (doubled inside)
+            close = pos
+            while True:
+                close = text.find('"', close + 1)
+                if close < 0 or not text.startswith('"', close + 1):
+                    break
+                close += 1
+            pos = close + 2  # past the quote and the delimiter
+            continue
+        if not value:
+            out[i] = None
+        end = text.find(delimiter, pos)
+        if end < 0:
+            break
+        pos = end + 1
+    return out
+
+
+def csv_pieces(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
+    """The bytes ``read(n)`` gives (until it gives none), read ``size`` at a time, in
+    pieces that each end at the end of a CSV record: the last line break of what was
+    read after an even number of quotes (RFC 4180 quoting, as CSV writers quote: a
+    quote inside a quoted field is doubled). A record longer than ``size`` makes its
+    piece longer: none is cut, so each piece can be read on its own (after the first,
+    without the header)."""
+    held: list[bytes] = []
+    odd = False  # an odd number of quotes in held
+    while True:
+        data = read(size)
+        if not data:
+            if held:
+                yield b"".join(held)
+            return
+        end = _record_end(data, odd)
+        if end < 0:
+            held.append(data)
+            odd = odd != bool(data.count(b'"') & 1)
+            continue
+        held.append(data[:end])
+        yield b"".join(held)
+        rest = data[end:]
+        held = [rest] if rest else []
+        odd = bool(rest.count(b'"') & 1)
+
+
+def _record_end(data: bytes, odd: bool) -> int:
+    """The index after the last line break of ``data`` outside quotes (an odd number
+    of quotes before ``data`` when ``odd``), -1 when there is none."""
+    quotes = (data.count(b'"') + odd) & 1  # of everything up to ``pos``
+    pos = len(data)
+    while True:
+        brk = data.rfind(b"\n", 0, pos)
+        if brk < 0:
+            return -1
+        quotes ^= data.count(b'"', brk, pos) & 1
+        if not quotes:
+            return brk + 1
+        pos = brk
 
 
 def _is_utf8(data: bytes) -> bool:
