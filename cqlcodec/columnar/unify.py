@@ -5,8 +5,10 @@ decimal128(38, 0), decimal256(76, 0) or two's-complement binary for varints, the
 scale for decimals), so the pages of one result may disagree. :func:`arrow_table_of`
 gives such a column the type that holds every page exactly: the widest decimal of
 int64 and decimal varints (decimal128(38, 0), or decimal256(76, 0) when a page needed
-it), binary when a varint needed it, the widest scale for decimals, else their exact
-text; anything else is refused with :class:`StreamSchemaError`.
+it), binary when a varint needed it, decimals at their one scale, else their exact text
+(a scale is never widened: 1.5 and 1.50 are different decimals, and one page of mixed
+scales is text too, so a column's type does not depend on where pages end); anything else
+is refused with :class:`StreamSchemaError`.
 :func:`pandas_frame_of` makes the pandas DataFrame of such a table.
 """
 
@@ -50,7 +52,7 @@ def unified(records: list[Any]) -> list[Any]:
             target = _common_type(name, types)
             try:
                 arrays = [_cast_exactly(name, a, target) for a in arrays]
-            except _WiderThanDecimal:  # more than 38 digits at the widest scale: exact text
+            except _WiderThanDecimal:  # a varint of more than 38 digits: exact text
                 arrays = [_cast_exactly(name, a, pyarrow.string()) for a in arrays]
         columns.append(arrays)
     return [pyarrow.RecordBatch.from_arrays([c[j] for c in columns], names=names)
@@ -73,9 +75,9 @@ def _common_type(name: str, types: set[Any]) -> Any:
     if others <= {pyarrow.int64(), pyarrow.binary()} and pyarrow.binary() in others \
             and all(t.scale == 0 for t in decimals):
         return pyarrow.binary()
-    if not others and decimals:
-        return pyarrow.decimal128(38, max(t.scale for t in decimals))
-    if others == {pyarrow.string()}:
+    if not others and decimals and len({t.scale for t in decimals}) == 1:
+        return pyarrow.decimal128(38, decimals.pop().scale)
+    if others <= {pyarrow.string()}:  # decimals of several scales: their exact text
         return pyarrow.string()
     raise StreamSchemaError(f"column {name!r} has Arrow types {sorted(map(str, types))} on different "
                     f"pages and no exact common type: iterate the batches instead")

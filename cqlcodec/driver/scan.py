@@ -658,7 +658,7 @@ class TableScan:
         Where pages gave a varint or decimal column different Arrow types (they depend on
         the page's values), the column gets the type that holds every page exactly:
         decimal128(38, 0) for int64 and decimal128 varints, two's-complement binary
-        when a varint needed it, the widest scale for decimals, else their exact text.
+        when a varint needed it, decimals at their one scale, else their exact text.
         """
         return arrow_table_of(self)
 
