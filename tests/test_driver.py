@@ -203,8 +203,9 @@ def test_the_collector_is_paused_while_a_page_is_built(monkeypatch: pytest.Monke
 
 
 def test_the_drivers_row_factories_run_paused_and_compare_as_themselves() -> None:
-    """Installed sessions run the driver's own row factories (and only those: an
-    application's factory runs as it is) with the collector held off."""
+    """Installed sessions build the rows of the driver's own row factories (and only
+    those: an application's factory runs as it is), pages of PAUSE_FROM rows or more
+    with the collector held off."""
     import gc
 
     from cassandra.query import dict_factory, named_tuple_factory, tuple_factory
@@ -229,8 +230,12 @@ def test_the_drivers_row_factories_run_paused_and_compare_as_themselves() -> Non
         return rows
 
     gc.enable()
-    assert drv._PausedRowFactory(recording)(["a"], [(1,)]) == [(1,)]
+    page = [(i,) for i in range(drv.PAUSE_FROM)]
+    assert drv._PausedRowFactory(recording)(["a"], page) == page
     assert seen == [False] and gc.isenabled()
+    # a small page is built with the collector left as it is
+    assert drv._PausedRowFactory(recording)(["a"], page[1:]) == page[1:]
+    assert seen == [False, True] and gc.isenabled()
 
 
 def _date_page(days: list[int | None]) -> bytes:

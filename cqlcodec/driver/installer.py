@@ -22,6 +22,7 @@ from cqlcodec import kinds as K
 from cqlcodec.codecs.cache import decode_flags
 from cqlcodec.codecs.temporal import DateCodec, DaysObjectDateCodec
 from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class, is_cqlcodec_class
+from cqlcodec.driver import row_classes
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.results import decode_rows_with
 from cqlcodec.protocol.rows import RowsDesc, with_codecs
@@ -61,6 +62,7 @@ try:
         PreparedStatement,
         dict_factory,
         named_tuple_factory,
+        ordered_dict_factory,
         tuple_factory,
     )
 except ImportError as _exc:  # pragma: no cover - exercised only without a driver
@@ -971,27 +973,26 @@ def _handler_class(base: type[_ProtocolHandler], options: Options) -> type[_Prot
 
 
 class _PausedRowFactory:
-    """One of the driver's own row factories, run with the cyclic collector held off
+    """One of the driver's own row factories, its rows built by
+    :mod:`cqlcodec.driver.row_classes` (the same classes, names and values; a
+    namedtuple class made once per column names, not per page), with the cyclic
+    collector held off for a page of :data:`PAUSE_FROM` rows or more
     (:mod:`cqlcodec.runtime.collector`): its namedtuples, dicts or tuples are the rest of
     a page's objects. It compares equal to the factory it runs (and hashes alike), so the
     driver's checks of a future's factory (``ResultSet.was_applied``) see that factory."""
 
-    __slots__ = ("factory",)
+    __slots__ = ("factory", "build")
 
     def __init__(self, factory: Callable[[Any, Any], Any]) -> None:
         self.factory = factory
+        self.build = _ROW_BUILDERS.get(id(factory), factory)
 
     def __call__(self, colnames: Any, rows: Any) -> Any:
+        if len(rows) < PAUSE_FROM:
+            return self.build(colnames, rows)
         collector.pause()
         try:
-            if self.factory is not named_tuple_factory or len(rows) < 2:
-                return self.factory(colnames, rows)
-            # the driver's factory makes the page's namedtuple class (and logs what it
-            # logs about the names) for the first row; the others are made as its
-            # __new__ makes them, tuple.__new__(Row, values), without a Python call each
-            out: list[Any] = named_tuple_factory(colnames, rows[:1])
-            out += map(partial(tuple.__new__, type(out[0])), rows[1:])
-            return out
+            return self.build(colnames, rows)
         finally:
             collector.resume()
 
@@ -1005,9 +1006,22 @@ class _PausedRowFactory:
         return repr(self.factory)
 
 
+PAUSE_FROM: Final = 32
+"""Pages of fewer rows are built (and decoded) with the collector left as it is: for a
+few rows, switching it off and on costs more than the collections it saves."""
+
+# how cqlcodec builds the rows of each of the driver's factories (by identity)
+_ROW_BUILDERS: Final[dict[int, Callable[[Any, Any], Any]]] = {
+    id(named_tuple_factory): partial(row_classes.named_tuple_rows,
+                                     fallback=named_tuple_factory),
+    id(dict_factory): row_classes.dict_rows,
+    id(ordered_dict_factory): row_classes.ordered_dict_rows,
+}
+
 # the driver's factories (no application code in them), by identity
 _PAUSED_FACTORIES: Final = {id(f): _PausedRowFactory(f)
-                            for f in (named_tuple_factory, dict_factory, tuple_factory)}
+                            for f in (named_tuple_factory, dict_factory, ordered_dict_factory,
+                                      tuple_factory)}
 
 
 # --------------------------------------------------------------------------- binding
