@@ -22,8 +22,15 @@ from cqlcodec import kinds as K
 from cqlcodec.codecs.cache import decode_flags
 from cqlcodec.codecs.temporal import DateCodec, DaysObjectDateCodec
 from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class, is_cqlcodec_class
+from cqlcodec.connection.skip_metadata import HANDLER_FLAG, columns_changed, track
 from cqlcodec.driver import row_classes
 from cqlcodec.errors import CodecError, DecodeError
+from cqlcodec.protocol.metadata import (
+    CONTINUOUS_PAGING,
+    NO_METADATA,
+    MetadataExtent,
+    rows_metadata_extent,
+)
 from cqlcodec.protocol.results import decode_rows_with
 from cqlcodec.protocol.rows import RowsDesc, with_codecs
 from cqlcodec.runtime import collector
@@ -884,6 +891,46 @@ def _inline_plan(metadata: list[RowMetadata], protocol_version: int,
     return _cached_plan(_inline_plans, key, metadata, protocol_version, policy, options, False)
 
 
+_parsed_metadata: dict[Any, list[RowMetadata]] = {}
+
+
+def _read_metadata(msg: ResultMessage, f: io.BytesIO, buf: bytes, start: int,
+                   user_type_map: UserTypeMap) -> tuple[list[RowMetadata] | None, int, bool]:
+    """Read a Rows result's ``<metadata>`` at ``start`` into the message's attributes
+    (its paging state, new metadata id and ``column_metadata``) as the driver does.
+
+    Column specs seen before are not parsed again: the driver's column tuples made for
+    the same bytes are kept (bounded), so the same list comes back, with the same type
+    classes, where the driver would make new ones. Specs with a user type are parsed by
+    the driver each time (it sets the session's mapped class on the type as it reads),
+    and so is anything cqlcodec's walk refuses (the driver raises where it fails).
+    Returns the columns (None: no metadata sent), where the rows start, and whether the
+    columns were parsed for this message alone."""
+    try:
+        extent: MetadataExtent | None = rows_metadata_extent(buf, start, len(buf))
+    except CodecError:
+        extent = None
+    if extent is None or extent.user_types or extent.flags & CONTINUOUS_PAGING:
+        f.seek(start)
+        msg.recv_results_metadata(f, user_type_map)
+        return msg.column_metadata, f.tell(), True
+    msg.paging_state = extent.paging_state
+    if extent.new_metadata_id is not None:
+        msg.result_metadata_id = extent.new_metadata_id
+    if extent.flags & NO_METADATA:
+        return None, extent.specs_end, False
+    key = extent.specs_key(buf)
+    found = _parsed_metadata.get(key)
+    if found is None:
+        f.seek(start)
+        msg.recv_results_metadata(f, user_type_map)
+        found = msg.column_metadata
+        _bounded_put(_parsed_metadata, _plans_lock, key, found)
+    else:
+        msg.column_metadata = found
+    return found, extent.specs_end, False
+
+
 def _result_message_class(base: type[ResultMessage], options: Options) -> type[ResultMessage]:
     class CqlcodecResultMessage(base):  # type: ignore[valid-type,misc]
         """The driver's RESULT message with its rows decoded by cqlcodec."""
@@ -898,13 +945,17 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
                 return
-            # the driver parses the metadata itself: its type classes, paging state and
-            # new metadata id are what its callers read from the message
-            self.recv_results_metadata(f, user_type_map)
-            metadata = self.column_metadata
+            # the whole message body, which BytesIO hands out uncopied; the rows are read
+            # where they lie
+            f.seek(0)
+            buf = f.read()
+            metadata, rows_at, inline = _read_metadata(self, f, buf, start, user_type_map)
             if metadata:
-                plan = _inline_plan(metadata, protocol_version, column_encryption_policy,
-                                    options)
+                new_id = getattr(self, "result_metadata_id", None)
+                if new_id is not None:  # METADATA_CHANGED (v5, a prepared statement)
+                    columns_changed(result_metadata, metadata, new_id)
+                plan = (_inline_plan if inline else _plan_for)(
+                    metadata, protocol_version, column_encryption_policy, options)
             else:
                 metadata = result_metadata or []
                 plan = _plan_for(metadata, protocol_version, column_encryption_policy, options)
@@ -914,12 +965,11 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 self._read_with_driver(plan, f, start, protocol_version, user_type_map,
                                        result_metadata, column_encryption_policy)
                 return
-            # the rows start where the driver's own row reader would start; they are read
-            # where they lie: the whole message body, which BytesIO hands out uncopied
-            rows_at = f.tell()
-            f.seek(0)
-            buf = f.read()
-            collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
+            # the page's rows hold no cycles (cqlcodec.runtime.collector); a few rows are
+            # not worth switching the collector off and on
+            paused = int.from_bytes(buf[rows_at:rows_at + 4], "big") >= PAUSE_FROM
+            if paused:
+                collector.pause()
             try:
                 result = _decode_rows_at(buf, rows_at, desc)
                 rows = _convert_rows(result.rows, plan.converters, metadata)
@@ -930,7 +980,8 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 f.seek(start)
                 rows = None
             finally:
-                collector.resume()
+                if paused:
+                    collector.resume()
             if rows is None:
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
@@ -967,7 +1018,7 @@ def _handler_class(base: type[_ProtocolHandler], options: Options) -> type[_Prot
     opcodes[ResultMessage.opcode] = _result_message_class(rm, options)
     handler: type[_ProtocolHandler] = type(
         "CqlcodecProtocolHandler", (base,),
-        {"message_types_by_opcode": opcodes, "cqlcodec_options": options,
+        {"message_types_by_opcode": opcodes, "cqlcodec_options": options, HANDLER_FLAG: True,
          "__doc__": "The session's protocol handler with RESULT rows decoded by cqlcodec."})
     return handler
 
@@ -1301,6 +1352,9 @@ def _install_session(session: Session, options: Options) -> None:
             if type(query) is PreparedStatement:
                 query.__class__ = CqlcodecPreparedStatement
             future = create(query, *args, **kwargs)
+            statement = future.prepared_statement
+            if statement is not None and type(statement.result_metadata) is list:
+                track(statement)  # v5: its EXECUTE skips the metadata (skip_metadata)
             paused = _PAUSED_FACTORIES.get(id(future.row_factory))
             if paused is not None and paused.factory is future.row_factory:
                 future.row_factory = paused
