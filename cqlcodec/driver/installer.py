@@ -362,9 +362,13 @@ _DriverSortedSet: Final = cutil.SortedSet
 _DriverMap: Final = cutil.OrderedMapSerializedKey
 
 
+def _as_list(v: Any) -> Any:
+    return v if type(v) is list else list(v)
+
+
 def _list_out(sub: Converter | None) -> Converter:
     if sub is None:
-        return lambda v: v if type(v) is list else list(v)
+        return _as_list
     if sub is _date_out:  # the common case: one call per list, not per element
         return _dates_out
     return lambda v: [None if e is None else sub(e) for e in v]
@@ -796,7 +800,7 @@ class _ResultPlan:
     or the same columns and types sent inline again)."""
 
     __slots__ = ("metadata", "protocol_version", "policy", "desc", "converters",
-                 "driver_reason", "empty_classes")
+                 "converting", "names", "types", "driver_reason", "empty_classes")
 
     def __init__(self, metadata: list[RowMetadata], protocol_version: int,
                  policy: ColumnEncryptionPolicy | None, options: Options) -> None:
@@ -805,6 +809,9 @@ class _ResultPlan:
         self.policy = policy
         self.desc: RowsDesc | None = None  # how the rows are decoded (None: by the driver)
         self.converters: list[Converter | None] = []
+        self.converting = False  # whether any converter is not None
+        self.names = [c[2] for c in metadata]
+        self.types = [c[3] for c in metadata]
         # why these rows go the driver's way whatever the message (else None)
         self.driver_reason, self.empty_classes = _columns_route(metadata, policy)
         if self.driver_reason is not None:
@@ -824,6 +831,7 @@ class _ResultPlan:
             self.desc = _with_driver_values(
                 prepared.rows_desc(protocol_version, prepared.column_encryption_policy, flags),
                 self.converters)
+            self.converting = any(c is not None for c in self.converters)
         except Exception as exc:  # a type cqlcodec cannot represent (nesting, ...)
             self.driver_reason = f"cqlcodec cannot represent these columns ({exc})"
 
@@ -837,7 +845,10 @@ def _converters(metadata: list[RowMetadata], protocol_version: int,
     for ks, table, name, dt in metadata:
         if policy is not None and policy.contains_column(ColDesc(ks, table, name)):
             dt = policy.column_type(ColDesc(ks, table, name))
-        out.append(value_converter(dt, protocol_version, options.numpy_vectors))
+        conv = value_converter(dt, protocol_version, options.numpy_vectors)
+        if conv is _as_list and issubclass(_unwrapped(dt), ct.ListType):
+            conv = None  # a list column decodes to a list (a tuple only inside sets and keys)
+        out.append(conv)
     return out
 
 
@@ -971,8 +982,9 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
             if paused:
                 collector.pause()
             try:
-                result = _decode_rows_at(buf, rows_at, desc)
-                rows = _convert_rows(result.rows, plan.converters, metadata)
+                rows = _decode_rows_at(buf, rows_at, desc).rows
+                if plan.converting:
+                    rows = _convert_rows(rows, plan.converters, metadata)
             except CodecError as exc:
                 # refused (malformed to cqlcodec) or beyond a limit of cqlcodec's: the
                 # driver reads the same message, and fails only where it fails alone
@@ -986,8 +998,12 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
                 return
-            self.column_names = [c[2] for c in metadata]
-            self.column_types = [c[3] for c in metadata]
+            if plan.metadata is metadata:
+                self.column_names = list(plan.names)
+                self.column_types = list(plan.types)
+            else:  # an inline plan made for another message's (equal) columns
+                self.column_names = [c[2] for c in metadata]
+                self.column_types = [c[3] for c in metadata]
             self.parsed_rows = rows
 
         def _read_with_driver(self, plan: _ResultPlan, f: io.BytesIO, start: int,
