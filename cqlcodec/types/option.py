@@ -70,11 +70,7 @@ def read_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[CqlT
     For metadata parsers: never reads at or past ``end``. ``depth`` is the number of
     enclosing types (0 at the top); nesting of MAX_TYPE_DEPTH levels or more is rejected.
     """
-    if depth >= MAX_TYPE_DEPTH:
-        raise TypeTooDeepError(
-            f"unsupported {_WHAT} at offset {pos}: type nested more than {MAX_TYPE_DEPTH} "
-            "levels deep (cqlcodec's bound)", _WHAT, pos)
-    code = read_short(buf, pos, end, _WHAT)
+    code = _option_id(buf, pos, end, depth)
     p = pos + 2
     if 0 < code <= _LAST_SCALAR_ID:
         return _SCALARS[code], p
@@ -113,11 +109,7 @@ def skip_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[i64,
     """The position after the ``[option]`` at ``buf[pos:end]`` and whether it holds a
     user type, its type not built: the ids, bounds and nesting are checked as
     :func:`read_option_at` checks them (names are not decoded)."""
-    if depth >= MAX_TYPE_DEPTH:
-        raise TypeTooDeepError(
-            f"unsupported {_WHAT} at offset {pos}: type nested more than {MAX_TYPE_DEPTH} "
-            "levels deep (cqlcodec's bound)", _WHAT, pos)
-    code = read_short(buf, pos, end, _WHAT)
+    code = _option_id(buf, pos, end, depth)
     p = pos + 2
     if 0 < code <= _LAST_SCALAR_ID:
         return p, False
@@ -149,6 +141,15 @@ def skip_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[i64,
             p, _inner = skip_option_at(buf, p, end, depth + 1)
         return p, True
     raise malformed(_WHAT, pos, f"unknown type id {code:#06x}")
+
+
+def _option_id(buf: bytes, pos: i64, end: i64, depth: i64) -> i64:
+    """The type id of the ``[option]`` at ``pos``, refusing nesting of MAX_TYPE_DEPTH."""
+    if depth >= MAX_TYPE_DEPTH:
+        raise TypeTooDeepError(
+            f"unsupported {_WHAT} at offset {pos}: type nested more than {MAX_TYPE_DEPTH} "
+            "levels deep (cqlcodec's bound)", _WHAT, pos)
+    return read_short(buf, pos, end, _WHAT)
 
 
 def _read_user_type(buf: bytes, pos: i64, end: i64, depth: i64) -> tuple[CqlType, i64]:
