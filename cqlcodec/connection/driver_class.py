@@ -82,7 +82,7 @@ class _ReadPath:
                  **kwargs: Any) -> Any:
         # the driver's ResponseFuture names the list its answer is decoded with
         result_metadata = kwargs.get("result_metadata", args[2] if len(args) > 2 else None)
-        if result_metadata is not None:
+        if result_metadata:
             decoder = kwargs.get("decoder", args[1] if len(args) > 1 else None)
             before_send(msg, decoder, result_metadata, self.protocol_version)
         reactor: Any = super()

@@ -776,18 +776,19 @@ def _sets_as_lists(t: CqlType) -> CqlType:
 class Options:
     """What :func:`install` was asked for (immutable)."""
 
-    __slots__ = ("plain_values", "numpy_vectors")
+    __slots__ = ("plain_values", "numpy_vectors", "_hash")
 
     def __init__(self, plain_values: bool, numpy_vectors: bool) -> None:
         self.plain_values = plain_values
         self.numpy_vectors = numpy_vectors
+        self._hash = hash((plain_values, numpy_vectors))  # a plan cache key, per response
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Options) and (self.plain_values, self.numpy_vectors) == (
             other.plain_values, other.numpy_vectors)
 
     def __hash__(self) -> int:
-        return hash((self.plain_values, self.numpy_vectors))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Options(plain_values={self.plain_values}, numpy_vectors={self.numpy_vectors})"
@@ -1369,8 +1370,10 @@ def _install_session(session: Session, options: Options) -> None:
                 query.__class__ = CqlcodecPreparedStatement
             future = create(query, *args, **kwargs)
             statement = future.prepared_statement
-            if statement is not None and type(statement.result_metadata) is list:
-                track(statement)  # v5: its EXECUTE skips the metadata (skip_metadata)
+            if statement is not None:
+                columns = statement.result_metadata
+                if columns and type(columns) is list:
+                    track(statement)  # v5: its EXECUTE skips the metadata (skip_metadata)
             paused = _PAUSED_FACTORIES.get(id(future.row_factory))
             if paused is not None and paused.factory is future.row_factory:
                 future.row_factory = paused
