@@ -1151,7 +1151,8 @@ def _bind_plan(ps: PreparedStatement) -> _BindPlan:
 
 def _adapt_values(values: Any, plan: _BindPlan) -> Any:
     """The driver's bind values as cqlcodec takes them (UNSET_VALUE, driver value classes)."""
-    if isinstance(values, Mapping):
+    kind = type(values)
+    if kind is not tuple and kind is not list and isinstance(values, Mapping):
         out_map: dict[str, Any] = {}
         lookup = plan.by_name
         for k, v in values.items():
@@ -1165,7 +1166,7 @@ def _adapt_values(values: Any, plan: _BindPlan) -> Any:
         return out_map
     # anything else is a sequence to the driver, as long as it has a length: a str is
     # a sequence of one-character values, bytes one of ints (a generator fails on len)
-    if type(values) is not list and type(values) is not tuple:
+    if kind is not list and kind is not tuple:
         len(values)
     out: list[Any] = list(values)
     adapters = plan.adapters
