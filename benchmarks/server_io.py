@@ -28,6 +28,11 @@ installed or cannot do a read gets a cell saying so. It also reads the driver's 
 end to end in driver mode (10,000 mixed rows, 2,000 vector rows, ``--protocol``) with the
 driver alone, with ``install()`` and with ``install(connection=False)``.
 
+``--only small`` measures small requests in driver mode (issue 42, ``server_small.py``):
+one-row prepared reads of a 5-column table at 100 in flight (named tuples and tuples),
+one at a time (p50 latency) and single-row inserts, the driver alone and with
+``install()``, client CPU and context switches per request (``--requests``, ``--warmup``).
+
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
 
@@ -51,6 +56,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+import server_small  # this directory's (sys.path[0] when run as a script)
 
 KEYSPACE = "cqlcodec_bench"
 DIM = 768
@@ -134,7 +141,8 @@ def _connect(args: argparse.Namespace, keyspace: str | None = KEYSPACE) -> tuple
     cluster = Cluster([args.host], port=args.port, protocol_version=protocol,
                       execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=30,
                       connection_class=reactor)
-    if args.case == "rows driver install v5":
+    if args.case == "rows driver install v5" or (
+            args.case.startswith("small") and args.case.endswith(" install")):
         drv.install(cluster)  # its connection class too
     elif mode in ("install", "install-no-class"):
         drv.install(cluster, connection=mode == "install")
@@ -165,6 +173,9 @@ def prepare_data(args: argparse.Namespace) -> None:
         session.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
         if getattr(args, "only", None) in ("readpath", "peers"):  # scan_io.py has no --only
             _prepare_vectors(session)
+        if getattr(args, "only", None) == "small":
+            server_small.prepare(session)
+            return
         done = session.execute("SELECT rows FROM loaded WHERE name = 'mixed'").one()
         if done is not None and done.rows == args.rows:
             return
@@ -406,6 +417,9 @@ def child(args: argparse.Namespace) -> None:
     cluster, session = _connect(args)
     try:
         session.execute("SELECT release_version FROM system.local")
+        if case.startswith("small"):
+            print(json.dumps(server_small.child(case, session, args.requests, args.warmup)))
+            return
         if case.startswith("aio"):
             _prepare_aio_case(case, args, session)
         out = _measure(case, args, lambda: _run_case(case, args, session))
@@ -475,7 +489,8 @@ def _measure(case: str, args: argparse.Namespace, read: Callable[[], Any]) -> di
 
 def _spawn(case: str, args: argparse.Namespace, profile: bool = False) -> dict[str, Any]:
     command = [sys.executable, os.path.abspath(__file__), "--child", "--case", case, "--host", args.host,
-               "--port", str(args.port), "--rows", str(args.rows), "--protocol", str(args.protocol)]
+               "--port", str(args.port), "--rows", str(args.rows), "--protocol", str(args.protocol),
+               "--requests", str(args.requests), "--warmup", str(args.warmup)]
     if profile:
         command.append("--profile")
     return run_json_child(case, command)
@@ -521,7 +536,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", choices=["read", "insert", "readpath", "peers", "aio",
-                                           "aio-requests"], default=None)
+                                           "aio-requests", "small"], default=None)
+    parser.add_argument("--requests", type=int, default=20_000, help="--only small: counted requests")
+    parser.add_argument("--warmup", type=int, default=2_000, help="--only small: warm-up requests")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -540,7 +557,8 @@ def main() -> None:
              + (READPATH if args.only == "readpath" else [])
              + (PEERS if args.only == "peers" else [])
              + (AIO if args.only in (None, "aio") else [])
-             + (AIO_REQUEST_CASES if args.only == "aio-requests" else []))
+             + (AIO_REQUEST_CASES if args.only == "aio-requests" else [])
+             + (server_small.CASES if args.only == "small" else []))
     if "aio acsylla execute" in cases and importlib.util.find_spec("acsylla") is None:
         print("acsylla is not installed (pip install acsylla): its case is left out")
         cases.remove("aio acsylla execute")
@@ -557,10 +575,23 @@ def main() -> None:
                 print(f"run {run + 1}/{args.runs} {case:52s} cannot: {r['cannot']}", flush=True)
                 continue
             runs[case].append(r)
+            if case.startswith("small"):
+                print(f"run {run + 1}/{args.runs} {case:40s} cpu {r['cpu_per_request']:7.1f} us/req  "
+                      f"{r['requests_per_s']:7.0f} req/s  {r['switches_per_request']:5.2f} "
+                      f"switches/req", flush=True)
+                continue
             lag = (f"  loop lateness p50 {r['lateness_ms']['p50']:.1f} ms p99 {r['lateness_ms']['p99']:.1f} ms "
                    f"max {r['lateness_ms']['max']:.1f} ms" if "lateness_ms" in r else "")
             print(f"run {run + 1}/{args.runs} {case:52s} cpu {r['cpu']:7.2f} s  wall {r['wall']:7.2f} s  "
                   f"peak RSS {r['rss_peak_mb']:7.1f} MB (+{r['rss_growth_mb']:.1f}){lag}", flush=True)
+    if args.only == "small":
+        small = server_small.report(runs, args)
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "server_small.json"), "w") as f:
+            json.dump({"runs": runs, **small, "compiled": cqlcodec.COMPILED,
+                       "driver": cassandra.__version__, "protocol": args.protocol,
+                       "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
+        return
     medians = {case: {key: statistics.median(r[key] for r in results)
                       for key in ("cpu", "wall", "rss_peak_mb", "rss_growth_mb")}
                for case, results in runs.items()}

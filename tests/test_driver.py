@@ -172,8 +172,8 @@ def test_malformed_rows_fail_as_the_driver_fails() -> None:
 @pytest.mark.parametrize("malformed", [False, True])
 def test_the_collector_is_paused_while_a_page_is_built(monkeypatch: pytest.MonkeyPatch,
                                                        malformed: bool) -> None:
-    """Decoding and converting a page run with the cyclic collector held off
-    (cqlcodec.runtime.collector); it is on again afterwards, also when cqlcodec refused
+    """Decoding and converting a page of PAUSE_FROM rows or more run with the cyclic
+    collector held off (cqlcodec.runtime.collector); it is on again afterwards, also when cqlcodec refused
     the page and the driver read it."""
     import gc
 
@@ -185,26 +185,33 @@ def test_the_collector_is_paused_while_a_page_is_built(monkeypatch: pytest.Monke
         return decode(*args)
 
     monkeypatch.setattr(drv, "_decode_rows_at", watched)
-    body = rows_body(_encoded_rows(4))
+    encoded = _encoded_rows(4)
+    page = encoded * (drv.PAUSE_FROM // len(encoded) + 1)
+    body = rows_body(page)
     gc.enable()
     try:
         if malformed:
             with pytest.raises(Exception):  # noqa: B017 (the driver's, as in the test above)
                 _decode(_codec_message_class(), body[:-3], 4)
         else:
-            assert len(_decode(_codec_message_class(), body, 4).parsed_rows) == 3
+            assert len(_decode(_codec_message_class(), body, 4).parsed_rows) == len(page)
         assert seen == [False]
         assert gc.isenabled()
         gc.disable()  # the application's choice is kept
         _decode(_codec_message_class(), body, 4)
         assert not gc.isenabled()
+        gc.enable()
+        # a page of fewer rows is decoded with the collector left as it is
+        _decode(_codec_message_class(), rows_body(encoded), 4)
+        assert seen == [False, False, True]
     finally:
         gc.enable()
 
 
 def test_the_drivers_row_factories_run_paused_and_compare_as_themselves() -> None:
-    """Installed sessions run the driver's own row factories (and only those: an
-    application's factory runs as it is) with the collector held off."""
+    """Installed sessions build the rows of the driver's own row factories (and only
+    those: an application's factory runs as it is), pages of PAUSE_FROM rows or more
+    with the collector held off."""
     import gc
 
     from cassandra.query import dict_factory, named_tuple_factory, tuple_factory
@@ -229,8 +236,12 @@ def test_the_drivers_row_factories_run_paused_and_compare_as_themselves() -> Non
         return rows
 
     gc.enable()
-    assert drv._PausedRowFactory(recording)(["a"], [(1,)]) == [(1,)]
+    page = [(i,) for i in range(drv.PAUSE_FROM)]
+    assert drv._PausedRowFactory(recording)(["a"], page) == page
     assert seen == [False] and gc.isenabled()
+    # a small page is built with the collector left as it is
+    assert drv._PausedRowFactory(recording)(["a"], page[1:]) == page[1:]
+    assert seen == [False, True] and gc.isenabled()
 
 
 def _date_page(days: list[int | None]) -> bytes:
@@ -258,7 +269,9 @@ def test_dates_decode_into_the_drivers_date(monkeypatch: pytest.MonkeyPatch, dir
     assert isinstance(drv._DRIVER_DATE_CODEC, DaysObjectDateCodec)
     if not direct:
         monkeypatch.setattr(drv, "_DRIVER_DATE_CODEC", None)
-    monkeypatch.setattr(drv, "_inline_plans", {})  # plans made from here on
+    # plans made from here on (inline column specs seen before are kept: one plan)
+    monkeypatch.setattr(drv, "_plans", {})
+    monkeypatch.setattr(drv, "_parsed_metadata", {})
     body = _date_page(DATE_EDGES)
     expected = _decode(ResultMessage, body, 4)
     for _round in range(2):
@@ -267,7 +280,7 @@ def test_dates_decode_into_the_drivers_date(monkeypatch: pytest.MonkeyPatch, dir
         for e, a in zip(expected.parsed_rows, actual.parsed_rows):
             assert_same(e, a, "row")
             assert str(e[1]) == str(a[1])
-    (plan,) = drv._inline_plans.values()
+    (plan,) = drv._plans.values()
     assert plan.desc is not None
     codec = plan.desc.codecs[1]
     assert (codec is drv._DRIVER_DATE_CODEC) == direct

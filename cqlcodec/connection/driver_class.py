@@ -4,7 +4,7 @@ Every reactor of cassandra-driver and scylla-driver (libev, asyncio, asyncore, g
 eventlet, twisted; plain and TLS sockets) reads the same way: ``recv`` of
 ``in_buffer_size`` bytes until a short read, each buffer written to ``self._iobuf``,
 then ``process_io_buffer()``. The class made here keeps the reactor's own reading,
-error handling and closing, and changes three things:
+error handling and closing, and changes four things:
 
 * ``in_buffer_size`` is 64 KiB (the driver reads 4 KiB at a time);
 * ``_iobuf`` is a :class:`~cqlcodec.connection.FrameReassembler`, which keeps the
@@ -12,7 +12,9 @@ error handling and closing, and changes three things:
 * ``process_io_buffer`` hands each whole frame to the driver's own ``process_msg``,
   and turns a broken stream into the driver's own exception on the driver's own
   path (``defunct``): ``CrcMismatchException`` for a bad checksum, ``ProtocolError``
-  for a frame header the driver refuses.
+  for a frame header the driver refuses;
+* ``send_msg`` sends a prepared statement's EXECUTE with skip-metadata on protocol v5
+  (:mod:`cqlcodec.connection.skip_metadata`).
 
 Protocol v5 checksumming is switched on by the driver's own ``_enable_checksumming``
 (after STARTUP), which also switches the reassembler to segments, with the driver's
@@ -37,6 +39,7 @@ from cassandra.connection import (
 from cqlcodec.connection.large_bodies import FILL_FROM
 from cqlcodec.connection.lz4_segments import inflate_lz4, lz4_available
 from cqlcodec.connection.reassembler import Decompress, FrameReassembler
+from cqlcodec.connection.skip_metadata import before_send
 from cqlcodec.errors import FramingError
 from cqlcodec.runtime.build import COMPILED
 
@@ -74,6 +77,16 @@ class _ReadPath:
         reactor: Any = super()
         reactor._enable_checksumming()
         self._reassembler.enable_segments(segment_decompressor(self._segment_codec))
+
+    def send_msg(self: Any, msg: Any, request_id: int, cb: Any, *args: Any,
+                 **kwargs: Any) -> Any:
+        # the driver's ResponseFuture names the list its answer is decoded with
+        result_metadata = kwargs.get("result_metadata", args[2] if len(args) > 2 else None)
+        if result_metadata:
+            decoder = kwargs.get("decoder", args[1] if len(args) > 1 else None)
+            before_send(msg, decoder, result_metadata, self.protocol_version)
+        reactor: Any = super()
+        return reactor.send_msg(msg, request_id, cb, *args, **kwargs)
 
     def process_io_buffer(self: Any) -> None:
         reassembler: FrameReassembler = self._reassembler

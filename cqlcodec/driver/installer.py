@@ -22,7 +22,15 @@ from cqlcodec import kinds as K
 from cqlcodec.codecs.cache import decode_flags
 from cqlcodec.codecs.temporal import DateCodec, DaysObjectDateCodec
 from cqlcodec.connection.driver_class import ON_BY_DEFAULT, connection_class, is_cqlcodec_class
+from cqlcodec.connection.skip_metadata import HANDLER_FLAG, columns_changed, track
+from cqlcodec.driver import row_classes
 from cqlcodec.errors import CodecError, DecodeError
+from cqlcodec.protocol.metadata import (
+    CONTINUOUS_PAGING,
+    NO_METADATA,
+    MetadataExtent,
+    rows_metadata_extent,
+)
 from cqlcodec.protocol.results import decode_rows_with
 from cqlcodec.protocol.rows import RowsDesc, with_codecs
 from cqlcodec.runtime import collector
@@ -61,6 +69,7 @@ try:
         PreparedStatement,
         dict_factory,
         named_tuple_factory,
+        ordered_dict_factory,
         tuple_factory,
     )
 except ImportError as _exc:  # pragma: no cover - exercised only without a driver
@@ -353,9 +362,13 @@ _DriverSortedSet: Final = cutil.SortedSet
 _DriverMap: Final = cutil.OrderedMapSerializedKey
 
 
+def _as_list(v: Any) -> Any:
+    return v if type(v) is list else list(v)
+
+
 def _list_out(sub: Converter | None) -> Converter:
     if sub is None:
-        return lambda v: v if type(v) is list else list(v)
+        return _as_list
     if sub is _date_out:  # the common case: one call per list, not per element
         return _dates_out
     return lambda v: [None if e is None else sub(e) for e in v]
@@ -763,18 +776,19 @@ def _sets_as_lists(t: CqlType) -> CqlType:
 class Options:
     """What :func:`install` was asked for (immutable)."""
 
-    __slots__ = ("plain_values", "numpy_vectors")
+    __slots__ = ("plain_values", "numpy_vectors", "_hash")
 
     def __init__(self, plain_values: bool, numpy_vectors: bool) -> None:
         self.plain_values = plain_values
         self.numpy_vectors = numpy_vectors
+        self._hash = hash((plain_values, numpy_vectors))  # a plan cache key, per response
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Options) and (self.plain_values, self.numpy_vectors) == (
             other.plain_values, other.numpy_vectors)
 
     def __hash__(self) -> int:
-        return hash((self.plain_values, self.numpy_vectors))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Options(plain_values={self.plain_values}, numpy_vectors={self.numpy_vectors})"
@@ -787,7 +801,7 @@ class _ResultPlan:
     or the same columns and types sent inline again)."""
 
     __slots__ = ("metadata", "protocol_version", "policy", "desc", "converters",
-                 "driver_reason", "empty_classes")
+                 "converting", "names", "types", "driver_reason", "empty_classes")
 
     def __init__(self, metadata: list[RowMetadata], protocol_version: int,
                  policy: ColumnEncryptionPolicy | None, options: Options) -> None:
@@ -796,6 +810,9 @@ class _ResultPlan:
         self.policy = policy
         self.desc: RowsDesc | None = None  # how the rows are decoded (None: by the driver)
         self.converters: list[Converter | None] = []
+        self.converting = False  # whether any converter is not None
+        self.names = [c[2] for c in metadata]
+        self.types = [c[3] for c in metadata]
         # why these rows go the driver's way whatever the message (else None)
         self.driver_reason, self.empty_classes = _columns_route(metadata, policy)
         if self.driver_reason is not None:
@@ -815,6 +832,7 @@ class _ResultPlan:
             self.desc = _with_driver_values(
                 prepared.rows_desc(protocol_version, prepared.column_encryption_policy, flags),
                 self.converters)
+            self.converting = any(c is not None for c in self.converters)
         except Exception as exc:  # a type cqlcodec cannot represent (nesting, ...)
             self.driver_reason = f"cqlcodec cannot represent these columns ({exc})"
 
@@ -828,7 +846,10 @@ def _converters(metadata: list[RowMetadata], protocol_version: int,
     for ks, table, name, dt in metadata:
         if policy is not None and policy.contains_column(ColDesc(ks, table, name)):
             dt = policy.column_type(ColDesc(ks, table, name))
-        out.append(value_converter(dt, protocol_version, options.numpy_vectors))
+        conv = value_converter(dt, protocol_version, options.numpy_vectors)
+        if conv is _as_list and issubclass(_unwrapped(dt), ct.ListType):
+            conv = None  # a list column decodes to a list (a tuple only inside sets and keys)
+        out.append(conv)
     return out
 
 
@@ -882,6 +903,46 @@ def _inline_plan(metadata: list[RowMetadata], protocol_version: int,
     return _cached_plan(_inline_plans, key, metadata, protocol_version, policy, options, False)
 
 
+_parsed_metadata: dict[Any, list[RowMetadata]] = {}
+
+
+def _read_metadata(msg: ResultMessage, f: io.BytesIO, buf: bytes, start: int,
+                   user_type_map: UserTypeMap) -> tuple[list[RowMetadata] | None, int, bool]:
+    """Read a Rows result's ``<metadata>`` at ``start`` into the message's attributes
+    (its paging state, new metadata id and ``column_metadata``) as the driver does.
+
+    Column specs seen before are not parsed again: the driver's column tuples made for
+    the same bytes are kept (bounded), so the same list comes back, with the same type
+    classes, where the driver would make new ones. Specs with a user type are parsed by
+    the driver each time (it sets the session's mapped class on the type as it reads),
+    and so is anything cqlcodec's walk refuses (the driver raises where it fails).
+    Returns the columns (None: no metadata sent), where the rows start, and whether the
+    columns were parsed for this message alone."""
+    try:
+        extent: MetadataExtent | None = rows_metadata_extent(buf, start, len(buf))
+    except CodecError:
+        extent = None
+    if extent is None or extent.user_types or extent.flags & CONTINUOUS_PAGING:
+        f.seek(start)
+        msg.recv_results_metadata(f, user_type_map)
+        return msg.column_metadata, f.tell(), True
+    msg.paging_state = extent.paging_state
+    if extent.new_metadata_id is not None:
+        msg.result_metadata_id = extent.new_metadata_id
+    if extent.flags & NO_METADATA:
+        return None, extent.specs_end, False
+    key = extent.specs_key(buf)
+    found = _parsed_metadata.get(key)
+    if found is None:
+        f.seek(start)
+        msg.recv_results_metadata(f, user_type_map)
+        found = msg.column_metadata
+        _bounded_put(_parsed_metadata, _plans_lock, key, found)
+    else:
+        msg.column_metadata = found
+    return found, extent.specs_end, False
+
+
 def _result_message_class(base: type[ResultMessage], options: Options) -> type[ResultMessage]:
     class CqlcodecResultMessage(base):  # type: ignore[valid-type,misc]
         """The driver's RESULT message with its rows decoded by cqlcodec."""
@@ -896,13 +957,17 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
                 return
-            # the driver parses the metadata itself: its type classes, paging state and
-            # new metadata id are what its callers read from the message
-            self.recv_results_metadata(f, user_type_map)
-            metadata = self.column_metadata
+            # the whole message body, which BytesIO hands out uncopied; the rows are read
+            # where they lie
+            f.seek(0)
+            buf = f.read()
+            metadata, rows_at, inline = _read_metadata(self, f, buf, start, user_type_map)
             if metadata:
-                plan = _inline_plan(metadata, protocol_version, column_encryption_policy,
-                                    options)
+                new_id = getattr(self, "result_metadata_id", None)
+                if new_id is not None:  # METADATA_CHANGED (v5, a prepared statement)
+                    columns_changed(result_metadata, metadata, new_id)
+                plan = (_inline_plan if inline else _plan_for)(
+                    metadata, protocol_version, column_encryption_policy, options)
             else:
                 metadata = result_metadata or []
                 plan = _plan_for(metadata, protocol_version, column_encryption_policy, options)
@@ -912,15 +977,15 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 self._read_with_driver(plan, f, start, protocol_version, user_type_map,
                                        result_metadata, column_encryption_policy)
                 return
-            # the rows start where the driver's own row reader would start; they are read
-            # where they lie: the whole message body, which BytesIO hands out uncopied
-            rows_at = f.tell()
-            f.seek(0)
-            buf = f.read()
-            collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
+            # the page's rows hold no cycles (cqlcodec.runtime.collector); a few rows are
+            # not worth switching the collector off and on
+            paused = int.from_bytes(buf[rows_at:rows_at + 4], "big") >= PAUSE_FROM
+            if paused:
+                collector.pause()
             try:
-                result = _decode_rows_at(buf, rows_at, desc)
-                rows = _convert_rows(result.rows, plan.converters, metadata)
+                rows = _decode_rows_at(buf, rows_at, desc).rows
+                if plan.converting:
+                    rows = _convert_rows(rows, plan.converters, metadata)
             except CodecError as exc:
                 # refused (malformed to cqlcodec) or beyond a limit of cqlcodec's: the
                 # driver reads the same message, and fails only where it fails alone
@@ -928,13 +993,18 @@ def _result_message_class(base: type[ResultMessage], options: Options) -> type[R
                 f.seek(start)
                 rows = None
             finally:
-                collector.resume()
+                if paused:
+                    collector.resume()
             if rows is None:
                 super().recv_results_rows(f, protocol_version, user_type_map, result_metadata,
                                           column_encryption_policy)
                 return
-            self.column_names = [c[2] for c in metadata]
-            self.column_types = [c[3] for c in metadata]
+            if plan.metadata is metadata:
+                self.column_names = list(plan.names)
+                self.column_types = list(plan.types)
+            else:  # an inline plan made for another message's (equal) columns
+                self.column_names = [c[2] for c in metadata]
+                self.column_types = [c[3] for c in metadata]
             self.parsed_rows = rows
 
         def _read_with_driver(self, plan: _ResultPlan, f: io.BytesIO, start: int,
@@ -965,33 +1035,32 @@ def _handler_class(base: type[_ProtocolHandler], options: Options) -> type[_Prot
     opcodes[ResultMessage.opcode] = _result_message_class(rm, options)
     handler: type[_ProtocolHandler] = type(
         "CqlcodecProtocolHandler", (base,),
-        {"message_types_by_opcode": opcodes, "cqlcodec_options": options,
+        {"message_types_by_opcode": opcodes, "cqlcodec_options": options, HANDLER_FLAG: True,
          "__doc__": "The session's protocol handler with RESULT rows decoded by cqlcodec."})
     return handler
 
 
 class _PausedRowFactory:
-    """One of the driver's own row factories, run with the cyclic collector held off
+    """One of the driver's own row factories, its rows built by
+    :mod:`cqlcodec.driver.row_classes` (the same classes, names and values; a
+    namedtuple class made once per column names, not per page), with the cyclic
+    collector held off for a page of :data:`PAUSE_FROM` rows or more
     (:mod:`cqlcodec.runtime.collector`): its namedtuples, dicts or tuples are the rest of
     a page's objects. It compares equal to the factory it runs (and hashes alike), so the
     driver's checks of a future's factory (``ResultSet.was_applied``) see that factory."""
 
-    __slots__ = ("factory",)
+    __slots__ = ("factory", "build")
 
     def __init__(self, factory: Callable[[Any, Any], Any]) -> None:
         self.factory = factory
+        self.build = _ROW_BUILDERS.get(id(factory), factory)
 
     def __call__(self, colnames: Any, rows: Any) -> Any:
+        if len(rows) < PAUSE_FROM:
+            return self.build(colnames, rows)
         collector.pause()
         try:
-            if self.factory is not named_tuple_factory or len(rows) < 2:
-                return self.factory(colnames, rows)
-            # the driver's factory makes the page's namedtuple class (and logs what it
-            # logs about the names) for the first row; the others are made as its
-            # __new__ makes them, tuple.__new__(Row, values), without a Python call each
-            out: list[Any] = named_tuple_factory(colnames, rows[:1])
-            out += map(partial(tuple.__new__, type(out[0])), rows[1:])
-            return out
+            return self.build(colnames, rows)
         finally:
             collector.resume()
 
@@ -1005,9 +1074,22 @@ class _PausedRowFactory:
         return repr(self.factory)
 
 
+PAUSE_FROM: Final = 32
+"""Pages of fewer rows are built (and decoded) with the collector left as it is: for a
+few rows, switching it off and on costs more than the collections it saves."""
+
+# how cqlcodec builds the rows of each of the driver's factories (by identity)
+_ROW_BUILDERS: Final[dict[int, Callable[[Any, Any], Any]]] = {
+    id(named_tuple_factory): partial(row_classes.named_tuple_rows,
+                                     fallback=named_tuple_factory),
+    id(dict_factory): row_classes.dict_rows,
+    id(ordered_dict_factory): row_classes.ordered_dict_rows,
+}
+
 # the driver's factories (no application code in them), by identity
 _PAUSED_FACTORIES: Final = {id(f): _PausedRowFactory(f)
-                            for f in (named_tuple_factory, dict_factory, tuple_factory)}
+                            for f in (named_tuple_factory, dict_factory, ordered_dict_factory,
+                                      tuple_factory)}
 
 
 # --------------------------------------------------------------------------- binding
@@ -1069,7 +1151,8 @@ def _bind_plan(ps: PreparedStatement) -> _BindPlan:
 
 def _adapt_values(values: Any, plan: _BindPlan) -> Any:
     """The driver's bind values as cqlcodec takes them (UNSET_VALUE, driver value classes)."""
-    if isinstance(values, Mapping):
+    kind = type(values)
+    if kind is not tuple and kind is not list and isinstance(values, Mapping):
         out_map: dict[str, Any] = {}
         lookup = plan.by_name
         for k, v in values.items():
@@ -1083,7 +1166,7 @@ def _adapt_values(values: Any, plan: _BindPlan) -> Any:
         return out_map
     # anything else is a sequence to the driver, as long as it has a length: a str is
     # a sequence of one-character values, bytes one of ints (a generator fails on len)
-    if type(values) is not list and type(values) is not tuple:
+    if kind is not list and kind is not tuple:
         len(values)
     out: list[Any] = list(values)
     adapters = plan.adapters
@@ -1287,6 +1370,11 @@ def _install_session(session: Session, options: Options) -> None:
             if type(query) is PreparedStatement:
                 query.__class__ = CqlcodecPreparedStatement
             future = create(query, *args, **kwargs)
+            statement = future.prepared_statement
+            if statement is not None:
+                columns = statement.result_metadata
+                if columns and type(columns) is list:
+                    track(statement)  # v5: its EXECUTE skips the metadata (skip_metadata)
             paused = _PAUSED_FACTORIES.get(id(future.row_factory))
             if paused is not None and paused.factory is future.row_factory:
                 future.row_factory = paused

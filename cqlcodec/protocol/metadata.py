@@ -1,7 +1,8 @@
 """The metadata of RESULT bodies: rows ``<metadata>`` and the PREPARED result body.
 
 * :func:`read_rows_metadata`: the ``<metadata>`` of a RESULT Rows body (also
-  the result metadata inside a PREPARED body), as a :class:`RowsMetadata`.
+  the result metadata inside a PREPARED body), as a :class:`RowsMetadata`;
+  :func:`rows_metadata_extent`: where its parts lie, its types not built.
 * :func:`decode_prepared` / :func:`read_prepared_body`: a PREPARED result body
   into a :class:`~cqlcodec.Prepared`.
 """
@@ -22,8 +23,9 @@ from cqlcodec.runtime.wire import (
     read_short,
     read_short_bytes,
     read_string,
+    skip_string,
 )
-from cqlcodec.types.option import read_option_at
+from cqlcodec.types.option import read_option_at, skip_option_at
 
 # Rows metadata flags (native protocol §4.2.5.2; DSE continuous paging).
 GLOBAL_TABLES_SPEC: Final = 0x0001
@@ -69,6 +71,17 @@ def read_rows_metadata(buf: bytes, pos: i64, end: i64, what: str) -> RowsMetadat
     refused (the v5 spec forbids it; drivers disagree on how to read it).
     Unknown flag bits are ignored, as drivers do.
     """
+    flags, count, paging_state, new_id, page, p = _read_header(buf, pos, end, what)
+    if flags & NO_METADATA:
+        return RowsMetadata(flags, count, paging_state, new_id, page, None, p)
+    columns, p = read_column_specs(buf, p, end, count, (flags & GLOBAL_TABLES_SPEC) != 0, what)
+    return RowsMetadata(flags, count, paging_state, new_id, page, columns, p)
+
+
+def _read_header(buf: bytes, pos: i64, end: i64,
+                 what: str) -> tuple[int, i64, bytes | None, bytes | None, int, i64]:
+    """Flags, columns_count, paging state, new metadata id, continuous page (-1 if none)
+    and the position of what follows (the column specs unless no_metadata is set)."""
     raw = read_int(buf, pos, end, what + " flags")
     flags: int = raw & 0xFFFFFFFF
     count = read_int(buf, pos + 4, end, what + " columns_count")
@@ -97,10 +110,57 @@ def read_rows_metadata(buf: bytes, pos: i64, end: i64, what: str) -> RowsMetadat
     if flags & CONTINUOUS_PAGING:
         page = read_int(buf, p, end, what + " continuous page number")
         p += 4
-    if flags & NO_METADATA:
-        return RowsMetadata(flags, count, paging_state, new_id, page, None, p)
-    columns, p = read_column_specs(buf, p, end, count, (flags & GLOBAL_TABLES_SPEC) != 0, what)
-    return RowsMetadata(flags, count, paging_state, new_id, page, columns, p)
+    return flags, count, paging_state, new_id, page, p
+
+
+class MetadataExtent:
+    """Where the parts of a rows ``<metadata>`` lie, found without building its types
+    (:func:`rows_metadata_extent`): for a caller that keeps what it made of the same
+    column specs before. ``specs_start``/``specs_end`` bound the column specs (with
+    the global keyspace and table): equal when no_metadata is set."""
+
+    def __init__(self, flags: int, column_count: i64, paging_state: bytes | None,
+                 new_metadata_id: bytes | None, continuous_page: int, specs_start: i64,
+                 specs_end: i64, user_types: bool) -> None:
+        self.flags: Final = flags
+        self.column_count: Final = column_count
+        self.paging_state: Final = paging_state
+        self.new_metadata_id: Final = new_metadata_id
+        self.continuous_page: Final = continuous_page
+        self.specs_start: Final = specs_start
+        self.specs_end: Final = specs_end
+        self.user_types: Final = user_types  # whether a column's type holds a UDT
+
+    def specs_key(self, buf: bytes) -> tuple[i64, bool, bytes]:
+        """What identifies the column specs: their count, global flag and bytes."""
+        return (self.column_count, (self.flags & GLOBAL_TABLES_SPEC) != 0,
+                buf[self.specs_start: self.specs_end])
+
+
+def rows_metadata_extent(buf: bytes, pos: i64, end: i64) -> MetadataExtent:
+    """The :class:`MetadataExtent` of the rows ``<metadata>`` at ``buf[pos:end]``.
+
+    The same checks as :func:`read_rows_metadata` on the header; the column specs are
+    walked (names, bounds, type ids and nesting checked), their types not built."""
+    what = "RESULT rows metadata"
+    flags, count, paging_state, new_id, page, p = _read_header(buf, pos, end, what)
+    start = p
+    user_types = False
+    if not flags & NO_METADATA:
+        if flags & GLOBAL_TABLES_SPEC:
+            p = skip_string(buf, p, end, what + " keyspace")
+            p = skip_string(buf, p, end, what + " table")
+        elif count > (end - p) // 8:  # each spec: ks, table, name and an [option] id
+            raise malformed(what, p, f"{count} column specs cannot fit in the {end - p} "
+                                     "bytes that remain")
+        for _i in range(count):
+            if not flags & GLOBAL_TABLES_SPEC:
+                p = skip_string(buf, p, end, what + " column keyspace")
+                p = skip_string(buf, p, end, what + " column table")
+            p = skip_string(buf, p, end, what + " column name")
+            p, udt = skip_option_at(buf, p, end, 0)
+            user_types = user_types or udt
+    return MetadataExtent(flags, count, paging_state, new_id, page, start, p, user_types)
 
 
 def read_column_specs(buf: bytes, pos: i64, end: i64, count: i64, global_spec: bool,

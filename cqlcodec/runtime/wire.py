@@ -105,6 +105,13 @@ def read_string(buf: bytes, pos: i64, end: i64, what: str) -> tuple[str, i64]:
     return text, pos + n
 
 
+def skip_string(buf: bytes, pos: i64, end: i64, what: str) -> i64:
+    """The position after the ``[string]`` at ``pos`` (bounds-checked, not decoded)."""
+    n = read_short(buf, pos, end, what)
+    need(end, pos + 2, n, what)
+    return pos + 2 + n
+
+
 def read_short_bytes(buf: bytes, pos: i64, end: i64, what: str) -> tuple[bytes, i64]:
     """``[short bytes]``: [short] length + bytes. Returns (bytes, next position)."""
     n = read_short(buf, pos, end, what)

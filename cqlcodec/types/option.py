@@ -27,7 +27,7 @@ from mypy_extensions import i64
 
 from cqlcodec import kinds as K
 from cqlcodec.errors import DecodeError, TypeParseError, TypeTooDeepError
-from cqlcodec.runtime.wire import malformed, read_short, read_string
+from cqlcodec.runtime.wire import malformed, read_short, read_string, skip_string
 from cqlcodec.types.model import (
     CqlType,
     custom_type,
@@ -70,11 +70,7 @@ def read_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[CqlT
     For metadata parsers: never reads at or past ``end``. ``depth`` is the number of
     enclosing types (0 at the top); nesting of MAX_TYPE_DEPTH levels or more is rejected.
     """
-    if depth >= MAX_TYPE_DEPTH:
-        raise TypeTooDeepError(
-            f"unsupported {_WHAT} at offset {pos}: type nested more than {MAX_TYPE_DEPTH} "
-            "levels deep (cqlcodec's bound)", _WHAT, pos)
-    code = read_short(buf, pos, end, _WHAT)
+    code = _option_id(buf, pos, end, depth)
     p = pos + 2
     if 0 < code <= _LAST_SCALAR_ID:
         return _SCALARS[code], p
@@ -107,6 +103,53 @@ def read_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[CqlT
     if code == K.UDT:
         return _read_user_type(buf, p, end, depth)
     raise malformed(_WHAT, pos, f"unknown type id {code:#06x}")
+
+
+def skip_option_at(buf: bytes, pos: i64, end: i64, depth: i64 = 0) -> tuple[i64, bool]:
+    """The position after the ``[option]`` at ``buf[pos:end]`` and whether it holds a
+    user type, its type not built: the ids, bounds and nesting are checked as
+    :func:`read_option_at` checks them (names are not decoded)."""
+    code = _option_id(buf, pos, end, depth)
+    p = pos + 2
+    if 0 < code <= _LAST_SCALAR_ID:
+        return p, False
+    if code == K.CUSTOM:
+        return skip_string(buf, p, end, "custom type class name"), False
+    if code == K.LIST or code == K.SET:
+        return skip_option_at(buf, p, end, depth + 1)
+    if code == K.MAP:
+        p, key_udt = skip_option_at(buf, p, end, depth + 1)
+        p, value_udt = skip_option_at(buf, p, end, depth + 1)
+        return p, key_udt or value_udt
+    if code == K.TUPLE:
+        n = read_short(buf, p, end, "tuple type item count")
+        if n == 0:
+            raise malformed(_WHAT, p, "a tuple type with no items")
+        p += 2
+        udt = False
+        for _i in range(n):
+            p, inner = skip_option_at(buf, p, end, depth + 1)
+            udt = udt or inner
+        return p, udt
+    if code == K.UDT:
+        p = skip_string(buf, p, end, "user type keyspace")
+        p = skip_string(buf, p, end, "user type name")
+        n = read_short(buf, p, end, "user type field count")
+        p += 2
+        for _i in range(n):
+            p = skip_string(buf, p, end, "user type field name")
+            p, _inner = skip_option_at(buf, p, end, depth + 1)
+        return p, True
+    raise malformed(_WHAT, pos, f"unknown type id {code:#06x}")
+
+
+def _option_id(buf: bytes, pos: i64, end: i64, depth: i64) -> i64:
+    """The type id of the ``[option]`` at ``pos``, refusing nesting of MAX_TYPE_DEPTH."""
+    if depth >= MAX_TYPE_DEPTH:
+        raise TypeTooDeepError(
+            f"unsupported {_WHAT} at offset {pos}: type nested more than {MAX_TYPE_DEPTH} "
+            "levels deep (cqlcodec's bound)", _WHAT, pos)
+    return read_short(buf, pos, end, _WHAT)
 
 
 def _read_user_type(buf: bytes, pos: i64, end: i64, depth: i64) -> tuple[CqlType, i64]:

@@ -74,6 +74,7 @@ class ResultSet:
 
 class ResponseFuture:
     message: Any
+    prepared_statement: PreparedStatement | None
     row_factory: Callable[[Any, Any], Any]
     coordinator_host: Any
     _protocol_handler: type[_ProtocolHandler]

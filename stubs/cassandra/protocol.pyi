@@ -39,6 +39,11 @@ class BatchMessage(_MessageType):
                  keyspace: str | None = None) -> None: ...
     def send_body(self, f: Any, protocol_version: int, *more: Any, **options: Any) -> None: ...
 
+class ExecuteMessage(_MessageType):
+    query_id: bytes
+    result_metadata_id: bytes | None
+    def send_body(self, f: io.BytesIO, protocol_version: int) -> None: ...
+
 class ResultMessage(_MessageType):
     kind: int | None
     paging_state: bytes | None

@@ -16,6 +16,7 @@ from cassandra.query import UNSET_VALUE, BatchStatement, SimpleStatement
 import cqlcodec
 import cqlcodec.driver
 import cqlcodec.driver.installer as installer
+from cqlcodec.connection.driver_class import is_cqlcodec_class
 
 from .compare import assert_plain_equal, assert_same, assert_same_rows
 from .conftest import SessionPair, new_cluster
@@ -438,3 +439,64 @@ def test_column_encryption_policy(schema: None) -> None:
     finally:
         for cluster in clusters:
             cluster.shutdown()
+
+
+def test_metadata_skipped_on_v5_and_parsed_once(pair: SessionPair,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prepared statement's answers leave their metadata out on v5 (skip-metadata with
+    the result metadata id), also after ALTER TABLE ADD and DROP: the first answer after
+    each carries the new columns (METADATA_CHANGED), its rows and the statement's columns
+    are the new ones at once, and the next answers skip them again. On v4 the metadata
+    comes with every answer and the driver parses the same column specs once."""
+    table = f"skipping_v{pair.protocol_version}"
+    pair.plain.execute(f"DROP TABLE IF EXISTS {table}", timeout=60)
+    pair.plain.execute(f"CREATE TABLE {table} (k int PRIMARY KEY, a int, c text)", timeout=60)
+    pair.plain.execute(f"INSERT INTO {table} (k, a, c) VALUES (1, 10, 'x')")
+    carried: list[bool] = []  # whether each of the codec session's answers had metadata
+    read_metadata = installer._read_metadata
+
+    def spy(msg: Any, *args: Any) -> Any:
+        out = read_metadata(msg, *args)
+        carried.append(out[0] is not None)
+        return out
+
+    monkeypatch.setattr(installer, "_read_metadata", spy)
+    parses: list[int] = []
+    message_class: Any = pair.codec.client_protocol_handler.message_types_by_opcode[0x08]
+    driver_parse = message_class.recv_results_metadata
+
+    def counting(self: Any, *args: Any) -> Any:
+        parses.append(1)
+        return driver_parse(self, *args)
+
+    monkeypatch.setattr(message_class, "recv_results_metadata", counting)
+    select = f"SELECT * FROM {table} WHERE k = ?"
+    plain_ps, codec_ps = pair.plain.prepare(select), pair.codec.prepare(select)
+    v5 = pair.protocol_version == 5 and is_cqlcodec_class(
+        pair.codec_cluster.connection_class)
+
+    def same_rows(what: str) -> Any:
+        expected = pair.plain.execute(plain_ps, (1,)).one()
+        actual = pair.codec.execute(codec_ps, (1,)).one()
+        assert_same(expected, actual, what)
+        assert type(actual).__name__ == "Row" and actual._fields == expected._fields
+        return actual
+
+    for _round in range(3):
+        same_rows("before ALTER")
+    assert carried == ([False] * 3 if v5 else [True] * 3)
+    assert len(parses) <= 1
+    changes = [(f"ALTER TABLE {table} ADD b set<text>", ("k", "a", "b", "c")),
+               (f"ALTER TABLE {table} DROP a", ("k", "b", "c"))]
+    for change, fields in changes:
+        pair.plain.execute(change, timeout=60)
+        pair.plain.execute(f"UPDATE {table} SET b = {{'y', 'z'}} WHERE k = 1")
+        carried.clear()
+        parses.clear()
+        for _round in range(3):
+            row = same_rows(change)
+            assert row._fields == fields and list(row.b) == ["y", "z"]
+            if v5:  # v4 has no metadata id: the statement keeps its columns, as the driver's
+                assert [c[2] for c in codec_ps.result_metadata or []] == list(fields)
+        assert carried == ([True, False, False] if v5 else [True] * 3)
+        assert len(parses) == 1
