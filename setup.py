@@ -34,6 +34,8 @@ INTERPRETED: dict[str, str] = {
     "driver.sources": "opens files and tables with pyarrow, per chunk",
     "driver.parquet_durations": "rebuilds pyarrow arrays of durations for Parquet, per batch",
     "driver.load": "drives a driver session chunk by chunk",
+    "driver.copy": "drives two driver sessions split by split, page by page",
+    "cli.copy_command": "command-line tool: two driver sessions and a state directory",
     "aio.bridge": "asyncio glue over the driver's ResponseFuture callbacks: per request, not per value",
     "aio.columns": "asyncio glue: coroutines and async iterators over driver requests, per page",
     "aio.scan": "asyncio glue: tasks reading the splits of a scan, per page",
