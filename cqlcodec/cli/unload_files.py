@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from cqlcodec.columnar.stream import stream_capsule_of
+from cqlcodec.runtime.state_files import TEMP_MARK, read_json, write_json
 
 MANIFEST: Final = "_manifest.json"
 FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl": "jsonl"}
@@ -30,7 +31,6 @@ ROW_GROUP_ROWS: Final = 65_536
 # are held, several splits at once, so a bound in rows alone let memory grow with the
 # table (65,536 rows per split) and with the width of its rows.
 ROW_GROUP_BYTES: Final = 1 << 20
-TEMP_MARK: Final = ".tmp-"
 
 
 class ManifestError(Exception):
@@ -57,11 +57,10 @@ class Manifest:
     def load(directory: str) -> Manifest | None:
         """The manifest in ``directory``, None if there is none."""
         path = os.path.join(directory, MANIFEST)
-        if not os.path.exists(path):
-            return None
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
+            data = read_json(path)
+            if data is None:
+                return None
             return Manifest(directory, data["unload"], data["splits"], data["done"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ManifestError(f"cannot read {path}: {exc}") from exc
@@ -83,14 +82,8 @@ class Manifest:
 
     def save(self) -> None:
         """Writes the manifest atomically (temporary file, fsync, rename)."""
-        data = {"unload": self.header, "splits": self.splits, "done": self.done}
-        temp = f"{self.path}{TEMP_MARK}{os.getpid()}"
-        with open(temp, "w", encoding="utf-8") as f:
-            # json.dumps, not json.dump: only a one-shot encoding runs json's C encoder
-            f.write(json.dumps(data, separators=(",", ":")))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, self.path)
+        write_json(self.path, {"unload": self.header, "splits": self.splits,
+                                "done": self.done})
 
     def rows_done(self) -> int:
         """Rows of the finished splits."""

@@ -27,7 +27,6 @@ the exception: an increment written twice adds twice (see :func:`copy_table`).
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -40,11 +39,12 @@ from cassandra.cluster import Session
 from cqlcodec.driver.columns import InsertResult, check_nulls
 from cqlcodec.driver.load import ChunkWriter
 from cqlcodec.driver.outage import Patience, check_retry_options, host_watch
-from cqlcodec.driver.scan import ScanProgress, resolved_columns, scan_table
+from cqlcodec.driver.scan import ScanProgress, resolved_columns, scan_table, table_schema_batch
 from cqlcodec.driver.sources import LoadError, arrow_module
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.errors import CodecError
+from cqlcodec.runtime.state_files import read_json, write_json
 from cqlcodec.types.names import quote_name
 
 __all__ = ["STATE_FILE", "CopyError", "CopyProgress", "CopyResult", "CopyState", "copy_table"]
@@ -128,11 +128,10 @@ class CopyState:
     def load(directory: str) -> CopyState | None:
         """The state in ``directory``; None when there is none."""
         path = os.path.join(directory, STATE_FILE)
-        if not os.path.exists(path):
-            return None
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
+            data = read_json(path)
+            if data is None:
+                return None
             splits = [TokenSplit(int(d["start"]), int(d["end"]), tuple(d["replicas"]),
                                  int(d["estimated_rows"]), int(d["estimated_bytes"]))
                       for d in data["splits"]]
@@ -153,14 +152,7 @@ class CopyState:
         splits = [{"start": s.start, "end": s.end, "replicas": list(s.replicas),
                    "estimated_rows": s.estimated_rows, "estimated_bytes": s.estimated_bytes}
                   for s in self.splits]
-        text = json.dumps({"copy": self.header, "splits": splits, "done": self.done},
-                          separators=(",", ":"))
-        temp = f"{self.path}.tmp-{os.getpid()}"
-        with open(temp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, self.path)
+        write_json(self.path, {"copy": self.header, "splits": splits, "done": self.done})
 
 
 def copy_table(source_session: Session, source_table: str, target_session: Session,
@@ -241,6 +233,10 @@ def copy_table(source_session: Session, source_table: str, target_session: Sessi
         writer.check_columns(chosen)
     except LoadError as exc:
         raise CopyError(f"the target cannot take the source's rows: {exc}") from None
+    selected = [quote_name(c) for c in chosen]
+    # the columns and a condition the server refuses fail here, before a state is kept
+    table_schema_batch(source_session, str(source), selected, writetime=timed, ttl=timed,
+                       where=where)
     header = {"source": str(source), "target": str(target), "columns": chosen,
               "where": where, "writetime": timed}
     kept = _open_state(state, header, resume)
@@ -261,7 +257,7 @@ def copy_table(source_session: Session, source_table: str, target_session: Sessi
         fetch_size = piece_rows(rate, fetch_size)
     copier = _Copier(result, writer, kept, todo, progress, target_session,
                      RowRate(rate) if rate is not None else None)
-    scan = scan_table(source_session, str(source), [quote_name(c) for c in chosen],
+    scan = scan_table(source_session, str(source), selected,
                       where=where, splits=[planned[i] for i in todo],
                       concurrency=read_concurrency, fetch_size=fetch_size,
                       consistency_level=read_consistency, retries=retries,

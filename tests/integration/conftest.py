@@ -147,23 +147,16 @@ def second_session() -> Iterator[Session]:
     (``CQLCODEC_CASSANDRA_SECOND=host:port``, a single node of its own); skipped when the
     variable is unset. Waits up to 3 minutes for the node, which nox starts in the
     background."""
-    import time
-
-    from cassandra.cluster import NoHostAvailable
+    from .auth import connect_waiting
 
     if not SECOND_ADDRESS:
         pytest.skip("set CQLCODEC_CASSANDRA_SECOND=host:port of a second server (nox sets it)")
-    give_up = time.monotonic() + 180
-    while True:
+
+    def installed() -> Cluster:
         cluster = new_cluster(5, SECOND_ADDRESS)
         cqlcodec.driver.install(cluster)
-        try:
-            session = cluster.connect()
-            break
-        except NoHostAvailable:
-            cluster.shutdown()
-            if time.monotonic() > give_up:
-                raise
-            time.sleep(2)
+        return cluster
+
+    cluster, session = connect_waiting(installed, 180)
     yield session
     cluster.shutdown()

@@ -322,3 +322,8 @@ def test_refusals_before_anything_is_copied(session: Session, tmp_path: Path) ->
                       columns=["nope"])
     done = cli("copy", source, f"{KS}.nowhere")
     assert done.returncode == 3, done.stderr
+    state = tmp_path / "state"
+    target = fresh(session, "refuse_dst2", "k int PRIMARY KEY, v text")
+    done = cli("copy", source, target, "--where", "nope = 1", "--state", str(state))
+    assert done.returncode == 3 and "nope" in done.stderr, done.stderr
+    assert not (state / "_copy_state.json").exists()  # refused before any state was kept
