@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog="cqlcodec",
         description="Encode and decode CQL native-protocol values with cqlcodec; unload, "
-                    "load and count whole tables.",
+                    "load, count and copy whole tables.",
         epilog=f"Active build: {build}. Run 'cqlcodec COMMAND --help' for a command's "
                f"options.\n\n{exits.DESCRIPTION}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
