@@ -22,6 +22,16 @@ from cassandra.cluster import Session
 
 import cqlcodec.driver as cd
 
+from .auth import (
+    AUTH_ADDRESS,
+    READER,
+    READER_PASSWORD,
+    WRONG_PASSWORD,
+    auth_cluster,
+    auth_host_port,
+    prepare_server,
+)
+from .auth import KEYSPACE as AUTH_KEYSPACE
 from .conftest import ADDRESS, SECOND_ADDRESS, _host_port, keyspace_session
 from .faultproxy import FaultProxy
 from .test_copies import (
@@ -327,3 +337,33 @@ def test_refusals_before_anything_is_copied(session: Session, tmp_path: Path) ->
     done = cli("copy", source, target, "--where", "nope = 1", "--state", str(state))
     assert done.returncode == 3 and "nope" in done.stderr, done.stderr
     assert not (state / "_copy_state.json").exists()  # refused before any state was kept
+
+
+@pytest.mark.skipif(not AUTH_ADDRESS, reason="set CQLCODEC_AUTH_CASSANDRA (nox sets it)")
+def test_into_a_password_protected_cluster(session: Session,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The target needs a login and the source none: ``--to-username`` with
+    ``--to-password-env`` (a role that may write the target table); a wrong password
+    is status 4, the password never shown."""
+    prepare_server()
+    source = fresh(session, "to_auth", "k int PRIMARY KEY, v text")
+    for k in range(60):
+        session.execute(f"INSERT INTO {source} (k, v) VALUES ({k}, 'to auth {k}') "
+                        f"USING TIMESTAMP {5000 + k}")
+    host, port = auth_host_port()
+    target = f"{AUTH_KEYSPACE}.copy"
+    login = ["--to-host", host, "--to-port", str(port), "--to-username", READER,
+             "--to-password-env", "CQLCODEC_TEST_COPY_PASSWORD"]
+    monkeypatch.setenv("CQLCODEC_TEST_COPY_PASSWORD", WRONG_PASSWORD)
+    refused = cli("copy", source, target, *login)
+    assert refused.returncode == 4 and WRONG_PASSWORD not in refused.stderr, refused.stderr
+    monkeypatch.setenv("CQLCODEC_TEST_COPY_PASSWORD", READER_PASSWORD)
+    done = cli("copy", source, target, *login, "--splits", "3")
+    assert done.returncode == 0 and "copied 60 rows" in done.stderr, done.stderr
+    cluster = auth_cluster(READER, READER_PASSWORD)
+    try:
+        got = sorted(tuple(r) for r in cluster.connect().execute(
+            f"SELECT k, v, writetime(v) FROM {target}"))
+    finally:
+        cluster.shutdown()
+    assert got == [(k, f"to auth {k}", 5000 + k) for k in range(60)]
