@@ -55,12 +55,14 @@ def add_connection_options(p: argparse.ArgumentParser, prefix: str = "") -> None
 
     def option(name: str, short: str | None, default: Any, **kwargs: Any) -> None:
         names = [f"--{prefix}{name}"] + ([short] if short and not target else [])
+        if target:
+            kwargs["help"] = f"--{name} of the target (default: the source's --{name})"
         g.add_argument(*names, default=None if target else default, **kwargs)
 
     option("host", None, None, action="append", metavar="HOST[,HOST...]",
            help="contact point(s); repeat or separate with commas (default 127.0.0.1); "
                 "HOST:PORT gives a port of its own")
-    option("port", None, 9042, type=int, help="CQL native port (default 9042)")
+    option("port", None, 9042, type=int, metavar="PORT", help="CQL native port (default 9042)")
     option("username", "-u", None, metavar="NAME",
            help="log in as NAME (password from --password-env, else a prompt)")
     option("password-env", None, DEFAULT_PASSWORD_ENV, metavar="VAR",
