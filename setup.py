@@ -35,6 +35,7 @@ INTERPRETED: dict[str, str] = {
     "driver.parquet_durations": "rebuilds pyarrow arrays of durations for Parquet, per batch",
     "driver.load": "drives a driver session chunk by chunk",
     "driver.copy": "drives two driver sessions split by split, page by page",
+    "runtime.state_files": "JSON files written once per split; subclassed by interpreted modules",
     "cli.copy_command": "command-line tool: two driver sessions and a state directory",
     "aio.bridge": "asyncio glue over the driver's ResponseFuture callbacks: per request, not per value",
     "aio.columns": "asyncio glue: coroutines and async iterators over driver requests, per page",

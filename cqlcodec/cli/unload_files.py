@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from cqlcodec.columnar.stream import stream_capsule_of
-from cqlcodec.runtime.state_files import TEMP_MARK, read_json, write_json
+from cqlcodec.runtime.state_files import TEMP_MARK, SplitsState
 
 MANIFEST: Final = "_manifest.json"
 FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl": "jsonl"}
@@ -37,33 +37,23 @@ class ManifestError(Exception):
     """The output directory holds an unload that does not match this one."""
 
 
-class Manifest:
+class Manifest(SplitsState):
     """The manifest of one output directory (see the module docstring)."""
 
-    def __init__(self, directory: str, header: dict[str, Any], splits: list[dict[str, Any]],
-                 done: dict[str, dict[str, Any]]) -> None:
-        self.directory = directory
-        self.header = header
-        self.splits = splits
-        self.done = done
-        self._lock = threading.Lock()
-
-    @property
-    def path(self) -> str:
-        """The manifest file's path."""
-        return os.path.join(self.directory, MANIFEST)
+    FILE_NAME = MANIFEST
+    KIND = "unload"
 
     @staticmethod
     def load(directory: str) -> Manifest | None:
         """The manifest in ``directory``, None if there is none."""
-        path = os.path.join(directory, MANIFEST)
         try:
-            data = read_json(path)
+            data = Manifest.read(directory)
             if data is None:
                 return None
             return Manifest(directory, data["unload"], data["splits"], data["done"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ManifestError(f"cannot read {path}: {exc}") from exc
+            raise ManifestError(f"cannot read {os.path.join(directory, MANIFEST)}: "
+                                f"{exc}") from exc
 
     def check_matches(self, header: dict[str, Any]) -> None:
         """ManifestError unless this manifest is of the same unload (table, columns,
@@ -76,14 +66,7 @@ class Manifest:
 
     def finished(self, index: int, file: str | None, rows: int) -> None:
         """Records split ``index`` as written (``file`` None when it had no rows)."""
-        with self._lock:
-            self.done[str(index)] = {"file": file, "rows": rows}
-            self.save()
-
-    def save(self) -> None:
-        """Writes the manifest atomically (temporary file, fsync, rename)."""
-        write_json(self.path, {"unload": self.header, "splits": self.splits,
-                                "done": self.done})
+        self.finish(index, {"file": file, "rows": rows})
 
     def rows_done(self) -> int:
         """Rows of the finished splits."""

@@ -44,7 +44,7 @@ from cqlcodec.driver.sources import LoadError, arrow_module
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.errors import CodecError
-from cqlcodec.runtime.state_files import read_json, write_json
+from cqlcodec.runtime.state_files import SplitsState
 from cqlcodec.types.names import quote_name
 
 __all__ = ["STATE_FILE", "CopyError", "CopyProgress", "CopyResult", "CopyState", "copy_table"]
@@ -106,30 +106,19 @@ class CopyResult(InsertResult):
                 f"failures={len(self.failures)}, splits={self.splits_done}/{self.splits_total})")
 
 
-class CopyState:
+class CopyState(SplitsState):
     """The state directory of a copy: ``header`` (what is copied where), the planned
-    ``splits`` and ``done`` (split index as text -> rows copied), in
-    :data:`STATE_FILE`, rewritten atomically after each split copied."""
+    ``splits`` (:class:`TokenSplit` s) and ``done`` (split index as text -> rows copied),
+    in :data:`STATE_FILE`, rewritten atomically after each split copied."""
 
-    def __init__(self, directory: str, header: dict[str, Any], splits: list[TokenSplit],
-                 done: dict[str, int]) -> None:
-        self.directory = directory
-        self.header = header
-        self.splits = splits
-        self.done = done
-        self._lock = threading.Lock()
-
-    @property
-    def path(self) -> str:
-        """The state file's path."""
-        return os.path.join(self.directory, STATE_FILE)
+    FILE_NAME = STATE_FILE
+    KIND = "copy"
 
     @staticmethod
     def load(directory: str) -> CopyState | None:
         """The state in ``directory``; None when there is none."""
-        path = os.path.join(directory, STATE_FILE)
         try:
-            data = read_json(path)
+            data = CopyState.read(directory)
             if data is None:
                 return None
             splits = [TokenSplit(int(d["start"]), int(d["end"]), tuple(d["replicas"]),
@@ -138,21 +127,23 @@ class CopyState:
             return CopyState(directory, dict(data["copy"]), splits,
                              {str(k): int(v) for k, v in data["done"].items()})
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise CopyError(f"cannot read {path}: {exc}") from exc
+            raise CopyError(f"cannot read {os.path.join(directory, STATE_FILE)}: "
+                            f"{exc}") from exc
 
     def finished(self, index: int, rows: int) -> None:
         """Records split ``index`` as copied, with its ``rows``."""
-        with self._lock:
-            self.done[str(index)] = rows
-            self.save()
+        self.finish(index, rows)
 
     def save(self) -> None:
-        """Writes the state file atomically (a temporary file, fsync, rename)."""
+        """Writes the state file atomically (its directory made if need be)."""
         os.makedirs(self.directory, exist_ok=True)
-        splits = [{"start": s.start, "end": s.end, "replicas": list(s.replicas),
-                   "estimated_rows": s.estimated_rows, "estimated_bytes": s.estimated_bytes}
-                  for s in self.splits]
-        write_json(self.path, {"copy": self.header, "splits": splits, "done": self.done})
+        super().save()
+
+    def splits_document(self) -> list[Any]:
+        """The splits as JSON objects."""
+        return [{"start": s.start, "end": s.end, "replicas": list(s.replicas),
+                 "estimated_rows": s.estimated_rows, "estimated_bytes": s.estimated_bytes}
+                for s in self.splits]
 
 
 def copy_table(source_session: Session, source_table: str, target_session: Session,

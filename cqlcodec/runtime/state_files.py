@@ -1,12 +1,16 @@
 """JSON state files that a killed process never leaves half written: the manifest of an
 unload, the state of a copy. Written to a temporary file beside the target (its name
-holds :data:`TEMP_MARK`), flushed to disk, then renamed over the target."""
+holds :data:`TEMP_MARK`), flushed to disk, then renamed over the target.
+
+:class:`SplitsState` is what both keep: a header saying what the work is, the planned
+splits and, per split finished, what it gave."""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Final
+import threading
+from typing import Any, ClassVar, Final
 
 TEMP_MARK: Final = ".tmp-"
 
@@ -29,3 +33,47 @@ def write_json(path: str, data: Any) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(temp, path)
+
+
+class SplitsState:
+    """The state of a work done split by split, kept in the file :attr:`FILE_NAME` of
+    ``directory``: ``header`` (what the work is, under the key :attr:`KIND`), the planned
+    ``splits`` and ``done`` (split index as text -> what it gave). Subclasses name the
+    file and the key."""
+
+    FILE_NAME: ClassVar[str] = "_state.json"
+    KIND: ClassVar[str] = "work"
+
+    def __init__(self, directory: str, header: dict[str, Any], splits: list[Any],
+                 done: dict[str, Any]) -> None:
+        self.directory = directory
+        self.header = header
+        self.splits = splits
+        self.done = done
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        """The state file's path."""
+        return os.path.join(self.directory, self.FILE_NAME)
+
+    @classmethod
+    def read(cls, directory: str) -> dict[str, Any] | None:
+        """The document in ``directory``'s state file (None when there is none)."""
+        found = read_json(os.path.join(directory, cls.FILE_NAME))
+        return None if found is None else dict(found)
+
+    def finish(self, index: int, what: Any) -> None:
+        """Records split ``index`` as finished, having given ``what``, and saves."""
+        with self._lock:
+            self.done[str(index)] = what
+            self.save()
+
+    def save(self) -> None:
+        """Writes the state file atomically."""
+        write_json(self.path, {self.KIND: self.header, "splits": self.splits_document(),
+                               "done": self.done})
+
+    def splits_document(self) -> list[Any]:
+        """The splits as JSON values (as they are, by default)."""
+        return list(self.splits)
