@@ -279,16 +279,30 @@ AUTH_CASSANDRA_ENV = {
     "CASS_NUM_TOKENS": "1",
     "CASS_AUTH": "1",
 }
-_auth_node: list[subprocess.Popen[bytes]] = []  # the background start of that node
+# The second cluster (issue 44): one more single node without authentication, 1 token and
+# a small heap, started in the background like the password-protected node; `copy` and
+# `diff` across two clusters use it (CQLCODEC_CASSANDRA_SECOND, the `second_session`
+# fixture of tests/integration/conftest.py).
+SECOND_CASSANDRA_ENV = {
+    "CASS_CQL_PORT": os.environ.get("CASS_SECOND_CQL_PORT", "29242"),
+    "CASS_STORAGE_PORT": os.environ.get("CASS_SECOND_STORAGE_PORT", "27242"),
+    "CASS_JMX_PORT": os.environ.get("CASS_SECOND_JMX_PORT", "27243"),
+    "CASS_HEAP": os.environ.get("CASS_SECOND_HEAP", "512M"),
+    "CASS_NUM_TOKENS": "1",
+}
+# the nodes started in the background, by name (their log: .nox/<name>-cassandra.log)
+BACKGROUND_NODES = {"auth": AUTH_CASSANDRA_ENV, "second": SECOND_CASSANDRA_ENV}
+_background_starts: dict[str, subprocess.Popen[bytes]] = {}  # the starts this run made
 
 
 def _test_server(session: nox.Session) -> None:
     """Start the test server unless it is up. One started here serves every later
     integration session of this nox run and stops when nox exits (even after a failure);
-    one already running is left alone. Either way the password-protected node starts in
-    the background unless it is up (``_start_auth_server``)."""
+    one already running is left alone. Either way the background nodes (the
+    password-protected one and the second cluster) start unless they are up
+    (``_start_background_nodes``)."""
     if _cassandra(session, "status"):
-        _start_auth_server()
+        _start_background_nodes()
         return
     session.run("bash", "tools/cassandra.sh", "start", external=True, env=CASSANDRA_ENV)
     if not _server_for_this_run:
@@ -296,29 +310,31 @@ def _test_server(session: nox.Session) -> None:
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "cassandra.sh")
         atexit.register(subprocess.run, ["bash", script, "stop"],
                         env={**os.environ, **CASSANDRA_ENV}, check=False)
-    _start_auth_server()
+    _start_background_nodes()
 
 
-def _start_auth_server() -> None:
-    """Start the password-protected node in the background, once per nox run (a node
+def _start_background_nodes() -> None:
+    """Start each node of ``BACKGROUND_NODES`` in the background, once per nox run (a node
     already up on its port is found and left running); stopped when nox exits."""
-    if _auth_node:
-        return
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "cassandra.sh")
-    env = {**os.environ, **AUTH_CASSANDRA_ENV}
-    if subprocess.run(["bash", script, "status"], env=env, capture_output=True).returncode == 0:
-        return  # up already (not ours): left alone
-    os.makedirs(".nox", exist_ok=True)
-    with open(os.path.join(".nox", "auth-cassandra.log"), "ab") as log:
-        _auth_node.append(subprocess.Popen(["bash", script, "start"], env=env, stdout=log,
-                                           stderr=subprocess.STDOUT))
-    atexit.register(_stop_auth_server, script, env)
+    for name, node_env in BACKGROUND_NODES.items():
+        if name in _background_starts:
+            continue
+        env = {**os.environ, **node_env}
+        if subprocess.run(["bash", script, "status"], env=env,
+                          capture_output=True).returncode == 0:
+            continue  # up already (not ours): left alone
+        os.makedirs(".nox", exist_ok=True)
+        with open(os.path.join(".nox", f"{name}-cassandra.log"), "ab") as log:
+            _background_starts[name] = subprocess.Popen(["bash", script, "start"], env=env,
+                                                        stdout=log, stderr=subprocess.STDOUT)
+        atexit.register(_stop_background_node, name, script, env)
 
 
-def _stop_auth_server(script: str, env: dict[str, str]) -> None:
-    """Stop the password-protected node (also while it is still starting)."""
+def _stop_background_node(name: str, script: str, env: dict[str, str]) -> None:
+    """Stop a background node (also while it is still starting)."""
     subprocess.run(["bash", script, "stop"], env=env, check=False, capture_output=True)
-    start = _auth_node[0]
+    start = _background_starts[name]
     try:
         start.wait(timeout=60)
     except subprocess.TimeoutExpired:
@@ -327,11 +343,14 @@ def _stop_auth_server(script: str, env: dict[str, str]) -> None:
 
 
 def _auth_server_env(session: nox.Session) -> dict[str, str]:
-    """``CQLCODEC_AUTH_CASSANDRA`` for the tests (they wait for the node while it starts);
-    an error if its start has failed already (its log is .nox/auth-cassandra.log)."""
-    if _auth_node and _auth_node[0].poll() not in (None, 0):
-        session.error("the password-protected Cassandra did not start: .nox/auth-cassandra.log")
-    return {"CQLCODEC_AUTH_CASSANDRA": f"127.0.0.1:{AUTH_CASSANDRA_ENV['CASS_CQL_PORT']}"}
+    """``CQLCODEC_AUTH_CASSANDRA`` and ``CQLCODEC_CASSANDRA_SECOND`` for the tests (they
+    wait for the nodes while they start); an error if a start has failed already (its
+    log is .nox/<name>-cassandra.log)."""
+    for name, start in _background_starts.items():
+        if start.poll() not in (None, 0):
+            session.error(f"the {name} Cassandra node did not start: .nox/{name}-cassandra.log")
+    return {"CQLCODEC_AUTH_CASSANDRA": f"127.0.0.1:{AUTH_CASSANDRA_ENV['CASS_CQL_PORT']}",
+            "CQLCODEC_CASSANDRA_SECOND": f"127.0.0.1:{SECOND_CASSANDRA_ENV['CASS_CQL_PORT']}"}
 
 
 # The integration modules that exercise the driver itself: install() and its row path,
@@ -522,8 +541,8 @@ def cluster(session: nox.Session) -> None:
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
     if _server_for_this_run and _cassandra(session, "status"):
         session.run("bash", "tools/cassandra.sh", "stop", external=True, env=CASSANDRA_ENV)
-    if _auth_node:  # and the password-protected node, started by this run too
-        session.run("bash", "tools/cassandra.sh", "stop", external=True, env=AUTH_CASSANDRA_ENV)
+    for name in _background_starts:  # and the background nodes this run started
+        session.run("bash", "tools/cassandra.sh", "stop", external=True, env=BACKGROUND_NODES[name])
     env = {"CASS_HEAP": os.environ.get("CASS_HEAP", "512M")}
     status = session.run("bash", "tools/cluster.sh", "status", external=True, silent=True,
                          env=env, success_codes=[0, 1])

@@ -2,7 +2,9 @@
 unload`` (Parquet, Parquet with ``--writetime --ttl``, JSON lines, CSV) vs ``cqlsh COPY TO``
 (CSV), ``python -m cqlcodec load`` (Parquet, CSV; CSV with ``--max-errors``, clean and with
 an unreadable second line, so read line by line) vs ``cqlsh COPY FROM`` (the same rows as
-CSV), and the peak RSS of ``unload`` at two table sizes.
+CSV), ``python -m cqlcodec copy`` into a second table (with write times, and
+``--ignore-writetime``) vs the ``unload`` + ``load`` that do the same through files and vs
+the ``load`` alone, and the peak RSS of ``unload`` at two table sizes.
 
 Every case is one command run as a child process, interleaved with its counterpart,
 ``--runs`` times (median reported): wall time, client CPU (user + system of the command
@@ -199,6 +201,8 @@ def main() -> int:
                         help="more options for unload, e.g. '--concurrency 4'")
     parser.add_argument("--reuse", action="store_true",
                         help="keep the source tables of an earlier run (same --rows)")
+    parser.add_argument("--only-copy", action="store_true",
+                        help="only the cases of the copy comparison (no cqlsh, no RSS)")
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -247,20 +251,31 @@ def main() -> int:
             run("unload cqlcodec parquet", [py, "-m", "cqlcodec", "unload",
                                             f"{KEYSPACE}.source", "-o", out, *unload_options, *conn])
             shutil.rmtree(out)
-            for case, extra in (("unload cqlcodec parquet --writetime --ttl",
-                                 ["--writetime", "--ttl"]),
-                                ("unload cqlcodec jsonl", ["--format", "jsonl"]),
-                                ("unload cqlcodec csv", ["--format", "csv"])):
+            unloads = (("unload cqlcodec parquet --writetime --ttl", ["--writetime", "--ttl"]),
+                       ("unload cqlcodec jsonl", ["--format", "jsonl"]),
+                       ("unload cqlcodec csv", ["--format", "csv"]))
+            for case, extra in unloads[:1] if args.only_copy else unloads:
                 run(case, [py, "-m", "cqlcodec", "unload", f"{KEYSPACE}.source", "-o", out,
                            *extra, *unload_options, *conn])
+                if "--writetime" in extra:  # loaded back: the files-between half of a copy
+                    in_child(args, "truncate", "--table", "target")
+                    run("load cqlcodec parquet with write times",
+                        [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target", out, *conn])
                 shutil.rmtree(out)
+            for case, extra in (("copy cqlcodec", []),
+                                ("copy cqlcodec --ignore-writetime", ["--ignore-writetime"])):
+                in_child(args, "truncate", "--table", "target")
+                run(case, [py, "-m", "cqlcodec", "copy", f"{KEYSPACE}.source",
+                           f"{KEYSPACE}.target", *extra, *conn])
+            in_child(args, "truncate", "--table", "target")
+            run("load cqlcodec parquet", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
+                                          os.path.join(work, "data.parquet"), *conn])
+            if args.only_copy:
+                continue
             csv_out = os.path.join(work, f"copy-to-{i}.csv")
             run("cqlsh COPY TO csv", [*cqlsh, f"COPY {KEYSPACE}.source TO '{csv_out}' "
                                       "WITH HEADER = true"], cqlsh_env, f"{args.rows} rows exported")
             os.unlink(csv_out)
-            in_child(args, "truncate", "--table", "target")
-            run("load cqlcodec parquet", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
-                                          os.path.join(work, "data.parquet"), *conn])
             in_child(args, "truncate", "--table", "target")
             run("load cqlcodec csv", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
                                       os.path.join(work, "data.csv"), *conn])
@@ -334,6 +349,7 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
     ratio("load csv: server CPU/row lower than for COPY FROM", "cqlsh COPY FROM csv",
           "load cqlcodec csv", "server_cpu")
     ratio("unload jsonl client CPU / csv", "unload cqlcodec jsonl", "unload cqlcodec csv", "cpu")
+    copy_ratios(medians, ratios)
     if "unload big table" in medians and "unload small table" in medians:
         ratios["unload peak RSS big/small table"] = (medians["unload big table"]["rss_mb"]
                                                      / medians["unload small table"]["rss_mb"])
@@ -345,6 +361,23 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
         json.dump({"rows": args.rows, "rss_rows": args.rss_rows, "runs": results,
                    "medians": medians, "ratios": ratios, "cores": cores,
                    "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
+
+
+def copy_ratios(medians: dict[str, dict[str, float]], ratios: dict[str, float]) -> None:
+    """Issue 44: ``copy`` (no files between) against ``unload`` + ``load`` of the same
+    rows, and against the ``load`` alone (the server-bound half), with write times and
+    without."""
+    pairs = (("copy cqlcodec", "unload cqlcodec parquet --writetime --ttl",
+              "load cqlcodec parquet with write times", "with write times"),
+             ("copy cqlcodec --ignore-writetime", "unload cqlcodec parquet",
+              "load cqlcodec parquet", "--ignore-writetime"))
+    for copy, unload, load, label in pairs:
+        if not all(case in medians for case in (copy, unload, load)):
+            continue
+        wall = medians[copy]["wall"]
+        ratios[f"copy {label} wall / (unload + load) (target <= 0.7)"] = \
+            wall / (medians[unload]["wall"] + medians[load]["wall"])
+        ratios[f"copy {label} wall / load alone (target <= 1.2)"] = wall / medians[load]["wall"]
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ BASE_ARGS = {
     "unload": ["unload", "ks.t", "-o", "d"],
     "load": ["load", "ks.t", "f.csv"],
     "count": ["count", "ks.t"],
+    "copy": ["copy", "ks.t", "ks.t2"],
 }
 
 

@@ -252,3 +252,38 @@ def test_the_bad_rows_file_of_a_load_without_bad_rows(tmp_path: Path,
     second = _bad_rows_name('ks."Odd T"', [csv_part])
     assert second != first and second.endswith("-2.csv")
     assert _bad_rows_name("ks.t", [csv_part, jsonl_part]).endswith(".jsonl")
+
+
+# --------------------------------------------------------------------------- copy
+
+def test_copy_target_options_default_to_the_sources() -> None:
+    from cqlcodec.cli.connect import target_args
+
+    parser = build_parser()
+    same = parser.parse_args(["copy", "a.t", "b.t", "--host", "10.0.0.1", "-u", "me"])
+    assert target_args(same) is None  # no --to- option: the source's session serves both
+    args = parser.parse_args(["copy", "a.t", "b.t", "--host", "10.0.0.1", "--port", "9142",
+                              "-u", "me", "--ssl", "--to-host", "10.1.0.1", "--to-port", "9043",
+                              "--to-username", "other", "--to-password-env", "OTHER_PW",
+                              "--to-consistency", "quorum", "--to-timeout", "5"])
+    target = target_args(args)
+    assert target is not None
+    assert (target.host, target.port, target.username, target.password_env) == \
+        (["10.1.0.1"], 9043, "other", "OTHER_PW")
+    assert (target.ssl, target.consistency, target.timeout) == (True, "QUORUM", 5.0)
+    assert contact_points(target) == [("10.1.0.1", 9043)]
+    assert (args.host, args.port, args.username) == (["10.0.0.1"], 9142, "me")  # unchanged
+    only_ssl = target_args(parser.parse_args(["copy", "a.t", "b.t", "--to-ssl"]))
+    assert only_ssl is not None and only_ssl.ssl and only_ssl.port == 9042
+
+
+def test_copy_usage_errors(tmp_path: Path) -> None:
+    done = run(tmp_path, "copy", "a.t", "b.t", "--resume")
+    assert done.returncode == exits.USAGE and "--state" in done.stderr
+    done = run(tmp_path, "copy", "a.t", "b.t", "--to-password", "secret-word-44")
+    assert done.returncode == exits.USAGE and "secret-word-44" not in done.stderr
+    done = run(tmp_path, "copy", "a.t", "b.t", "--no-batch", "--batch-bytes", "100")
+    assert done.returncode == exits.USAGE
+    done = run(tmp_path, "copy", "a.t", "b.t", "--host", "127.0.0.1", "--port", "1",
+               "--timeout", "2")
+    assert done.returncode == exits.CONNECTION, done.stderr

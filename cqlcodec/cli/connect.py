@@ -45,31 +45,60 @@ class RefusedPassword(argparse.Action):
         parser.error(PASSWORD_REFUSED)
 
 
-def add_connection_options(p: argparse.ArgumentParser) -> None:
-    """--host/--port, credentials, SSL, consistency and protocol version."""
-    g = p.add_argument_group("connection")
-    g.add_argument("--host", action="append", metavar="HOST[,HOST...]",
-                   help="contact point(s); repeat or separate with commas (default 127.0.0.1); "
-                        "HOST:PORT gives a port of its own")
-    g.add_argument("--port", type=int, default=9042, help="CQL native port (default 9042)")
-    g.add_argument("--username", "-u", metavar="NAME",
-                   help="log in as NAME (password from --password-env, else a prompt)")
-    g.add_argument("--password-env", default=DEFAULT_PASSWORD_ENV, metavar="VAR",
-                   help=f"environment variable holding the password (default {DEFAULT_PASSWORD_ENV})")
-    g.add_argument("--password", "-p", action=RefusedPassword, nargs="?", help=argparse.SUPPRESS)
-    g.add_argument("--ssl", action="store_true", help="connect with TLS")
-    g.add_argument("--ssl-ca", metavar="FILE", help="CA certificates (PEM) to verify the server "
-                   "with (default: the system's)")
-    g.add_argument("--ssl-no-verify", action="store_true",
-                   help="do not verify the server's certificate")
-    g.add_argument("--consistency", default="LOCAL_ONE", type=str.upper,
-                   choices=CONSISTENCY_NAMES, metavar="LEVEL",
-                   help="consistency level (default LOCAL_ONE; one of "
-                        f"{', '.join(CONSISTENCY_NAMES)})")
-    g.add_argument("--protocol-version", type=int, choices=(3, 4, 5), default=None,
-                   help="native protocol version (default: negotiated)")
-    g.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                   help="request timeout in seconds (default 60)")
+def add_connection_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
+    """--host/--port, credentials, SSL, consistency and protocol version; with ``prefix``
+    (``"to-"``: ``copy``'s target) the same options named ``--to-host`` ..., each
+    defaulting to the source's (None until :func:`target_args` fills it in)."""
+    target = bool(prefix)
+    g = p.add_argument_group("target connection (each defaults to the source's option)"
+                             if target else "connection")
+
+    def option(name: str, short: str | None, default: Any, **kwargs: Any) -> None:
+        names = [f"--{prefix}{name}"] + ([short] if short and not target else [])
+        if target:
+            kwargs["help"] = f"--{name} of the target (default: the source's --{name})"
+        g.add_argument(*names, default=None if target else default, **kwargs)
+
+    option("host", None, None, action="append", metavar="HOST[,HOST...]",
+           help="contact point(s); repeat or separate with commas (default 127.0.0.1); "
+                "HOST:PORT gives a port of its own")
+    option("port", None, 9042, type=int, metavar="PORT", help="CQL native port (default 9042)")
+    option("username", "-u", None, metavar="NAME",
+           help="log in as NAME (password from --password-env, else a prompt)")
+    option("password-env", None, DEFAULT_PASSWORD_ENV, metavar="VAR",
+           help=f"environment variable holding the password (default {DEFAULT_PASSWORD_ENV})")
+    g.add_argument(*([f"--{prefix}password"] + ([] if target else ["-p"])),
+                   action=RefusedPassword, nargs="?", help=argparse.SUPPRESS)
+    option("ssl", None, False, action="store_true", help="connect with TLS")
+    option("ssl-ca", None, None, metavar="FILE",
+           help="CA certificates (PEM) to verify the server with (default: the system's)")
+    option("ssl-no-verify", None, False, action="store_true",
+           help="do not verify the server's certificate")
+    option("consistency", None, "LOCAL_ONE", type=str.upper, choices=CONSISTENCY_NAMES,
+           metavar="LEVEL", help="consistency level (default LOCAL_ONE; one of "
+                                 f"{', '.join(CONSISTENCY_NAMES)})")
+    option("protocol-version", None, None, type=int, choices=(3, 4, 5),
+           help="native protocol version (default: negotiated)")
+    option("timeout", None, 60.0, type=float, metavar="S",
+           help="request timeout in seconds (default 60)")
+
+
+CONNECTION_OPTIONS: Final = ("host", "port", "username", "password_env", "ssl", "ssl_ca",
+                             "ssl_no_verify", "consistency", "protocol_version", "timeout")
+
+
+def target_args(args: argparse.Namespace) -> argparse.Namespace | None:
+    """The connection options of ``copy``'s target: each ``--to-X`` given, else the
+    source's ``--X``; None when no ``--to-`` option was given (the target is reached
+    through the source's session)."""
+    given = {name: getattr(args, f"to_{name}") for name in CONNECTION_OPTIONS
+             if getattr(args, f"to_{name}", None) not in (None, False)}
+    if not given:
+        return None
+    merged = argparse.Namespace(**vars(args))
+    for name, value in given.items():
+        setattr(merged, name, value)
+    return merged
 
 
 def contact_points(args: argparse.Namespace) -> list[tuple[str, int]]:

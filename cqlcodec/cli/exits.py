@@ -26,7 +26,7 @@ tool that SIGPIPE ended; no summary line (the rows not read were not delivered).
 
 DESCRIPTION: Final = """\
 exit statuses: 0 done; 1 not all done (rows not written, a split failed: see the
-message; unload --resume continues); 2 bad command line; 3 bad input (unknown
-keyspace/table/column, unreadable file, a value that does not fit); 4 cannot connect
-or authenticate; 5 a missing optional dependency; 130 interrupted; 141 stdout closed
-by its reader (| head)."""
+message; unload --resume and copy --state DIR --resume continue); 2 bad command
+line; 3 bad input (unknown keyspace/table/column, unreadable file, a value that does
+not fit); 4 cannot connect or authenticate; 5 a missing optional dependency; 130
+interrupted; 141 stdout closed by its reader (| head)."""

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn
 
 import cqlcodec
-from cqlcodec.cli import codec_commands, exits, table_commands
+from cqlcodec.cli import codec_commands, copy_command, exits, table_commands
 from cqlcodec.cli.codec_commands import UsageError
 
 UNRECOGNIZED: Final = "unrecognized arguments: "
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog="cqlcodec",
         description="Encode and decode CQL native-protocol values with cqlcodec; unload, "
-                    "load and count whole tables.",
+                    "load, count and copy whole tables.",
         epilog=f"Active build: {build}. Run 'cqlcodec COMMAND --help' for a command's "
                f"options.\n\n{exits.DESCRIPTION}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     codec_commands.add_commands(sub)
     table_commands.add_commands(sub)
+    copy_command.add_command(sub)
     return parser
 
 

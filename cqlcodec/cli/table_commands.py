@@ -541,7 +541,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     parts = source_parts(list(args.sources), args.format)  # bad paths fail before connecting
     cluster, session = _connect(args)
     try:
-        _warn_counter_rows(session, args)
+        _warn_counter_rows(session, args.table)
         progress = Progress("loaded", "files", len(parts), 0, _show_progress(args))
         progress.status = host_watch(session).waiting_text
 
@@ -641,20 +641,21 @@ def _show_bad_rows(bad_file: Any) -> None:
                          f"{bad_file.path}\n")
 
 
-def _warn_counter_rows(session: Any, args: argparse.Namespace) -> None:
-    """A warning on stderr when the target is a counter table that has rows already:
-    the load adds to them."""
+def _warn_counter_rows(session: Any, table: str, what: str = "load") -> None:
+    """A warning on stderr when the target ``table`` is a counter table that has rows
+    already: the load (or copy) adds to them."""
     from cqlcodec.driver.load import resolve_table
     from cqlcodec.driver.scan import protect_name
 
-    meta = resolve_table(session, args.table)
+    meta = resolve_table(session, table)
     if not any(str(c.cql_type) == "counter" for c in meta.columns.values()):
         return
     cql = (f"SELECT * FROM {protect_name(meta.keyspace_name)}.{protect_name(meta.name)} "
            "LIMIT 1")
     if session.execute(cql).one() is not None:
-        sys.stderr.write(f"cqlcodec: warning: {args.table} is a counter table that has rows "
-                         "already: the load adds the file's counts to them\n")
+        counts = "the file's counts" if what == "load" else "the source's counts"
+        sys.stderr.write(f"cqlcodec: warning: {table} is a counter table that has rows "
+                         f"already: the {what} adds {counts} to them\n")
         sys.stderr.flush()
 
 

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
+from cqlcodec.runtime.state_files import TEMP_MARK, SplitsState
+
 MANIFEST: Final = "_manifest.json"
 FORMATS: Final = {"parquet": "parquet", "csv": "csv", "arrow": "arrow", "jsonl": "jsonl"}
 # --compress: the codec's name in pyarrow and the file name's suffix
@@ -28,41 +30,29 @@ ROW_GROUP_ROWS: Final = 65_536
 # are held, several splits at once, so a bound in rows alone let memory grow with the
 # table (65,536 rows per split) and with the width of its rows.
 ROW_GROUP_BYTES: Final = 1 << 20
-TEMP_MARK: Final = ".tmp-"
 
 
 class ManifestError(Exception):
     """The output directory holds an unload that does not match this one."""
 
 
-class Manifest:
+class Manifest(SplitsState):
     """The manifest of one output directory (see the module docstring)."""
 
-    def __init__(self, directory: str, header: dict[str, Any], splits: list[dict[str, Any]],
-                 done: dict[str, dict[str, Any]]) -> None:
-        self.directory = directory
-        self.header = header
-        self.splits = splits
-        self.done = done
-        self._lock = threading.Lock()
-
-    @property
-    def path(self) -> str:
-        """The manifest file's path."""
-        return os.path.join(self.directory, MANIFEST)
+    FILE_NAME = MANIFEST
+    KIND = "unload"
 
     @staticmethod
     def load(directory: str) -> Manifest | None:
         """The manifest in ``directory``, None if there is none."""
-        path = os.path.join(directory, MANIFEST)
-        if not os.path.exists(path):
-            return None
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
+            data = Manifest.read(directory)
+            if data is None:
+                return None
             return Manifest(directory, data["unload"], data["splits"], data["done"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ManifestError(f"cannot read {path}: {exc}") from exc
+            raise ManifestError(f"cannot read {os.path.join(directory, MANIFEST)}: "
+                                f"{exc}") from exc
 
     def check_matches(self, header: dict[str, Any]) -> None:
         """ManifestError unless this manifest is of the same unload (table, columns,
@@ -75,20 +65,7 @@ class Manifest:
 
     def finished(self, index: int, file: str | None, rows: int) -> None:
         """Records split ``index`` as written (``file`` None when it had no rows)."""
-        with self._lock:
-            self.done[str(index)] = {"file": file, "rows": rows}
-            self.save()
-
-    def save(self) -> None:
-        """Writes the manifest atomically (temporary file, fsync, rename)."""
-        data = {"unload": self.header, "splits": self.splits, "done": self.done}
-        temp = f"{self.path}{TEMP_MARK}{os.getpid()}"
-        with open(temp, "w", encoding="utf-8") as f:
-            # json.dumps, not json.dump: only a one-shot encoding runs json's C encoder
-            f.write(json.dumps(data, separators=(",", ":")))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, self.path)
+        self.finish(index, {"file": file, "rows": rows})
 
     def rows_done(self) -> int:
         """Rows of the finished splits."""

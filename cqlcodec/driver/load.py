@@ -62,7 +62,7 @@ from cqlcodec.driver.time_text import time_zone_of
 from cqlcodec.errors import BindError
 from cqlcodec.types.names import cql_table_name, split_table_name
 
-__all__ = ["LoadProgress", "load_table", "resolve_table"]
+__all__ = ["ChunkWriter", "LoadProgress", "load_table", "resolve_table"]
 
 
 @dataclass(frozen=True)
@@ -316,6 +316,67 @@ def load_table(session: Session, table: str, source: object, *,
     if result.failures and raise_on_error and not tolerant:
         raise InsertError(result)
     return result
+
+
+class ChunkWriter:
+    """Writes record batches into one table chunk by chunk, as :func:`load_table` writes
+    each chunk (what ``copy_table`` writes each page of its source through): the cells'
+    own write times and TTLs when the batch holds ``writetime(c)``/``ttl(c)`` columns
+    (non-frozen lists looked up where a copy may be there already, see
+    :mod:`cqlcodec.driver.list_repeats`), counters as increments (never sent twice),
+    other rows as plain inserts; rows that failed with a timeout or an unreachable
+    cluster are sent again until ``patience`` gives up. Columns are matched to the
+    table's by name. One thread at a time."""
+
+    def __init__(self, session: Session, table: str, patience: Patience, *,
+                 batch_by_replica: bool = True, batch_bytes: int = 40_000,
+                 concurrency: int = 16, consistency_level: int | None = None,
+                 nulls: str = "unset", source_name: str = "") -> None:
+        check_nulls(nulls)
+        self.session = session
+        self.meta = resolve_table(session, table)
+        self.table_name = cql_table_name(self.meta.keyspace_name, self.meta.name)
+        self.cql_types = {name: str(col.cql_type) for name, col in self.meta.columns.items()}
+        self.key_columns = [c.name for c in self.meta.primary_key]
+        self.counter = "counter" in self.cql_types.values()
+        self.patience = patience
+        self.repeats = ListRepeats(session, _quoted_table(self.table_name), self.meta)
+        self._grouped = batch_by_replica
+        self._batch_bytes = batch_bytes
+        self._concurrency = concurrency
+        self._consistency_level = consistency_level
+        self._nulls = nulls
+        self._part = SourcePart(source_name or self.table_name, "object")
+        self._statements: dict[tuple[str, ...], PreparedStatement] = {}
+        self._timed_statements: dict[Any, PreparedStatement] = {}
+        self._pa = arrow_module()
+
+    def check_columns(self, names: Sequence[str]) -> None:
+        """:class:`LoadError` unless the table has every column of ``names`` (time columns
+        aside) and ``names`` hold its primary key."""
+        timed = time_columns(names, self.meta).source_names
+        _check_columns([n for n in names if n not in timed], self.cql_types, self.key_columns,
+                       self.table_name, self._part.name)
+
+    def write(self, batch: Any, first_row: int, result: InsertResult) -> None:
+        """Writes every row of ``batch`` (an Arrow record batch); its rows count in
+        ``result`` from ``first_row`` (failures by that numbering)."""
+        names = list(batch.schema.names)
+        timed = time_columns(names, self.meta)
+        if timed and not self.counter:
+            _load_timed_chunk(self.session, self._pa, batch, names, {}, timed, self.meta,
+                              self.table_name, self._timed_statements,
+                              self._consistency_level, result, first_row,
+                              batch_by_replica=self._grouped, batch_bytes=self._batch_bytes,
+                              concurrency=self._concurrency, patience=self.patience,
+                              repeats=self.repeats, nulls=self._nulls)
+        else:
+            _load_chunk(self.session, self._pa, batch, self._part, first_row, None, {},
+                        self.cql_types, self.key_columns, self.table_name, self._statements,
+                        self._consistency_level, result, batch_by_replica=self._grouped,
+                        batch_bytes=self._batch_bytes, concurrency=self._concurrency,
+                        patience=self.patience, counter=self.counter,
+                        dropped=frozenset(timed.source_names), nulls=self._nulls)
 
 
 def _read_all(chunks: Any, parts: list[SourcePart], part: SourcePart) -> bool:

@@ -630,6 +630,12 @@ class TableScan:
         """How many splits have been read to their end so far."""
         return self._tally.splits_done
 
+    @property
+    def done_splits(self) -> frozenset[int]:
+        """The indices (into :attr:`splits`) of the splits read to their end so far: every
+        batch of such a split has been given out."""
+        return frozenset(self._tally.done_splits)
+
     def close(self) -> None:
         """Stop reading (the workers end after their current page); idempotent."""
         self._stop.set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 AUTH_ADDRESS = os.environ.get("CQLCODEC_AUTH_CASSANDRA", "")
@@ -64,26 +65,31 @@ def engine_login_refused(read: Any) -> None:
     assert refused_login(caught.value) and WRONG_PASSWORD not in str(caught.value)
 
 
-def prepare_server(deadline_s: float = 180.0) -> None:
-    """Logs in as the superuser (waiting up to ``deadline_s`` for the node, which nox may
-    still be starting), then makes the keyspace, its tables and the reader role: SELECT
-    and MODIFY on ``readable`` and ``copy``, nothing on ``hidden``. Once per process
-    (the role's password never changes: the server allows a change every 5 s only)."""
+def connect_waiting(new_cluster: Callable[[], Any], deadline_s: float) -> tuple[Any, Any]:
+    """A cluster of ``new_cluster()`` and its session, trying again every 2 s while no
+    host answers (a node nox may still be starting), for up to ``deadline_s``."""
     from cassandra.cluster import NoHostAvailable
 
-    if _prepared:
-        return
     give_up = time.monotonic() + deadline_s
     while True:
-        cluster = auth_cluster(*SUPERUSER)
+        cluster = new_cluster()
         try:
-            session = cluster.connect()
-            break
+            return cluster, cluster.connect()
         except NoHostAvailable:
             cluster.shutdown()
             if time.monotonic() > give_up:
                 raise
             time.sleep(2)
+
+
+def prepare_server(deadline_s: float = 180.0) -> None:
+    """Logs in as the superuser (waiting up to ``deadline_s`` for the node, which nox may
+    still be starting), then makes the keyspace, its tables and the reader role: SELECT
+    and MODIFY on ``readable`` and ``copy``, nothing on ``hidden``. Once per process
+    (the role's password never changes: the server allows a change every 5 s only)."""
+    if _prepared:
+        return
+    cluster, session = connect_waiting(lambda: auth_cluster(*SUPERUSER), deadline_s)
     try:
         run = session.execute
         run(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "

@@ -25,6 +25,9 @@ import cqlcodec.driver
 from .data import KEYSPACE, create_schema
 
 ADDRESS = os.environ.get("CQLCODEC_CASSANDRA", "")
+# a second single-node cluster, for copies and comparisons across clusters (nox starts it
+# in the background, on port 29242)
+SECOND_ADDRESS = os.environ.get("CQLCODEC_CASSANDRA_SECOND", "")
 CONNECTION = os.environ.get("CQLCODEC_CONNECTION", "")
 
 
@@ -50,15 +53,15 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                                     f"{pages} pages run")
 
 
-def _host_port() -> tuple[str, int]:
-    host, _, port = ADDRESS.rpartition(":")
+def _host_port(address: str = ADDRESS) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
     return (host or "127.0.0.1"), int(port or "9042")
 
 
-def new_cluster(protocol_version: int, **kwargs: Any) -> Cluster:
-    """A driver Cluster for the test server at one protocol version (generous timeouts:
-    the server shares 2 cores with the tests)."""
-    host, port = _host_port()
+def new_cluster(protocol_version: int, address: str = ADDRESS, **kwargs: Any) -> Cluster:
+    """A driver Cluster for the test server (or the server at ``address``) at one
+    protocol version (generous timeouts: the server shares 2 cores with the tests)."""
+    host, port = _host_port(address)
     if CONNECTION == "cqlcodec" and "connection_class" not in kwargs:
         kwargs["connection_class"] = cqlcodec.driver.connection_class()
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=30)
@@ -136,3 +139,24 @@ def plain_pair(schema: None) -> Iterator[SessionPair]:
     p = SessionPair(5, plain_values=True, numpy_vectors=True)
     yield p
     p.close()
+
+
+@pytest.fixture(scope="session")
+def second_session() -> Iterator[Session]:
+    """A v5 session with cqlcodec installed on the second cluster
+    (``CQLCODEC_CASSANDRA_SECOND=host:port``, a single node of its own); skipped when the
+    variable is unset. Waits up to 3 minutes for the node, which nox starts in the
+    background."""
+    from .auth import connect_waiting
+
+    if not SECOND_ADDRESS:
+        pytest.skip("set CQLCODEC_CASSANDRA_SECOND=host:port of a second server (nox sets it)")
+
+    def installed() -> Cluster:
+        cluster = new_cluster(5, SECOND_ADDRESS)
+        cqlcodec.driver.install(cluster)
+        return cluster
+
+    cluster, session = connect_waiting(installed, 180)
+    yield session
+    cluster.shutdown()
