@@ -1295,6 +1295,59 @@ def _install_session(session: Session, options: Options) -> None:
         _switch_prepared(session.cluster)
 
 
+# --------------------------------------------------------------------------- request path glue
+
+def options_for(session: Session) -> Options:
+    """The options rows are made with on ``session``: those it was installed with, else
+    the driver's own values (what the session returns without ``install``)."""
+    return installed_options(session) or Options(False, False)
+
+
+def decode_driver_rows(buf: bytes, rows_at: int, metadata: list[RowMetadata],
+                       protocol_version: int, policy: ColumnEncryptionPolicy | None,
+                       options: Options) -> list[tuple[Any, ...]] | None:
+    """The rows at ``rows_at`` of a RESULT Rows body ``buf`` (to its end) as tuples of
+    the values a session with ``options`` returns for columns ``metadata`` (the driver's
+    result metadata); None when such rows are read by the driver's own code (a type or
+    value cqlcodec does not read as the driver does, or bytes cqlcodec refuses).
+    For cqlcodec's request path (:mod:`cqlcodec.requests`)."""
+    plan = _plan_for(metadata, protocol_version, policy, options)
+    desc = plan.desc
+    if desc is None or (plan.empty_classes and any(map(_support_empty, plan.empty_classes))):
+        return None
+    collector.pause()
+    try:
+        result = _decode_rows_at(buf, rows_at, desc)
+        return _convert_rows(result.rows, plan.converters, metadata)
+    except CodecError:
+        return None
+    finally:
+        collector.resume()
+
+
+def row_factory_for(factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The row factory to call for ``factory``'s rows (the driver's own factories run with
+    the cyclic collector held off)."""
+    paused = _PAUSED_FACTORIES.get(id(factory))
+    return paused if paused is not None and paused.factory is factory else factory
+
+
+def bind_with_cqlcodec(ps: PreparedStatement,
+                       values: Any) -> tuple[list[Any], bytes | None] | None:
+    """``ps``'s values encoded by cqlcodec as :class:`CqlcodecBoundStatement` encodes
+    them, and the routing key (None without partition-key indexes); None when cqlcodec
+    does not bind this statement or these values (the driver's ``bind`` then does)."""
+    plan = _bind_plan(ps)
+    prepared = plan.prepared
+    if prepared is None:
+        return None
+    try:
+        bound = prepared.bind(_adapt_values(() if values is None else values, plan))
+    except Exception:
+        return None
+    return list(bound.values), (bound.routing_key if ps.routing_key_indexes else None)
+
+
 # columnar IO (whole queries into columns, columns into tables) lives beside this module
 from cqlcodec.driver import columns as _columns  # noqa: E402
 

@@ -1,0 +1,156 @@
+"""Answers of the request path as the session's caller gets them: rows made by the
+session's row factory, or a page of columns, with the server's warnings and tracing id.
+
+A prepared statement's rows are decoded by cqlcodec's compiled row decoder into the
+values the session returns (the driver's value classes, or cqlcodec's plain values with
+``install(plain_values=True)``); anything else (a simple statement's rows, rows whose
+columns changed since the statement was prepared, a column type the driver reads its own
+way, and every other RESULT kind) is read by the session's own protocol handler, so it
+is exactly what ``session.execute`` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Final
+
+from cqlcodec.errors import DecodeError
+from cqlcodec.protocol.metadata import METADATA_CHANGED, NO_METADATA, read_rows_metadata
+from cqlcodec.requests.connection import Frame
+from cqlcodec.requests.frames import FLAG_CUSTOM_PAYLOAD, FLAG_TRACING, FLAG_WARNING, OP_RESULT
+from cqlcodec.runtime.buffers import read_i32_be
+from cqlcodec.runtime.wire import read_short, read_string
+
+ROWS: Final = 2
+_log: Final = logging.getLogger("cassandra.protocol")  # where the driver logs server warnings
+
+
+class Page:
+    """One answer: its rows (as the row factory made them; None for a result without
+    rows), the paging state of the next page, the server's warnings, the tracing id and
+    the driver's message for a RESULT that is not rows."""
+
+    def __init__(self) -> None:
+        self.rows: Any = None
+        self.column_names: list[str] | None = None
+        self.paging_state: bytes | None = None
+        self.warnings: list[str] | None = None
+        self.trace_id: uuid.UUID | None = None
+        self.custom_payload: dict[str, bytes] | None = None
+        self.message: Any = None
+        self.body: bytes = b""
+        self.rows_at = 0
+
+
+def read_prefix(frame: Frame, page: Page) -> int:
+    """Read the tracing id, warnings and custom payload in front of the body into
+    ``page``; returns where the message starts."""
+    flags = frame.flags
+    if not flags & (FLAG_TRACING | FLAG_WARNING | FLAG_CUSTOM_PAYLOAD):
+        return 0
+    body = frame.body
+    end = len(body)
+    p = 0
+    if flags & FLAG_TRACING:
+        if end < 16:
+            raise DecodeError("the tracing id is cut short", "RESULT", 0)
+        page.trace_id = uuid.UUID(bytes=body[:16])
+        p = 16
+    if flags & FLAG_WARNING:
+        n = read_short(body, p, end, "warnings")
+        p += 2
+        warnings: list[str] = []
+        for _ in range(n):
+            text, p = read_string(body, p, end, "warning")
+            warnings.append(text)
+        page.warnings = warnings
+        for w in warnings:
+            _log.warning("Server warning: %s", w)
+    if flags & FLAG_CUSTOM_PAYLOAD:
+        n = read_short(body, p, end, "custom payload")
+        p += 2
+        payload: dict[str, bytes] = {}
+        for _ in range(n):
+            key, p = read_string(body, p, end, "custom payload key")
+            size = read_i32_be(body, p) if end - p >= 4 else -1
+            p += 4
+            payload[key] = body[p:p + max(size, 0)]
+            p += max(size, 0)
+        page.custom_payload = payload
+    return p
+
+
+class Decoder:
+    """Turns RESULT frames into :class:`Page` s for one session."""
+
+    def __init__(self, session: Any) -> None:
+        from cqlcodec.driver import installer
+        self.session = session
+        self.options: Any = installer.options_for(session)
+        self._rows: Any = installer.decode_driver_rows
+        self._factory_for: Any = installer.row_factory_for
+
+    def page(self, frame: Frame, version: int, ps: Any, row_factory: Any,
+             columnar: bool) -> Page:
+        """The page of a RESULT frame answering an EXECUTE of ``ps`` (None: a QUERY);
+        ``columnar``: keep the Rows body for a column decoder instead of making rows."""
+        page = Page()
+        pos = read_prefix(frame, page)
+        body = frame.body
+        end = len(body)
+        if end - pos >= 4 and read_i32_be(body, pos) == ROWS:
+            if columnar:
+                page.body = body[pos:] if pos else body
+                return page
+            if ps is not None and self._prepared_rows(body, pos, end, version, ps, row_factory,
+                                                      page):
+                return page
+        self._driver_page(frame, pos, version, ps, row_factory, page)
+        return page
+
+    def _prepared_rows(self, body: bytes, pos: int, end: int, version: int, ps: Any,
+                       row_factory: Any, page: Page) -> bool:
+        metadata = ps.result_metadata
+        if not metadata:
+            return False
+        meta = read_rows_metadata(body, pos + 4, end, "RESULT rows metadata")
+        if meta.flags & METADATA_CHANGED or meta.column_count != len(metadata):
+            return False  # the driver reads it, and the statement learns the new metadata
+        columns = meta.columns
+        if columns is not None and not (meta.flags & NO_METADATA):
+            for i in range(len(columns)):
+                if columns[i].name != metadata[i][2]:
+                    return False
+        rows = self._rows(body, meta.end, metadata, version, ps.column_encryption_policy,
+                          self.options)
+        if rows is None:
+            return False
+        names = [c[2] for c in metadata]
+        page.column_names = names
+        page.paging_state = meta.paging_state
+        page.rows = self._factory_for(row_factory)(names, rows)
+        return True
+
+    def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
+                     page: Page) -> None:
+        session = self.session
+        handler: Any = session.client_protocol_handler
+        msg = handler.decode_message(version, session.cluster._user_types, frame.stream,
+                                     frame.flags & ~(FLAG_WARNING | FLAG_TRACING |
+                                                     FLAG_CUSTOM_PAYLOAD),
+                                     frame.opcode, frame.body[pos:] if pos else frame.body, None,
+                                     ps.result_metadata if ps is not None else None)
+        page.message = msg
+        if frame.opcode != OP_RESULT:
+            return
+        if getattr(msg, "kind", None) == ROWS:
+            page.column_names = msg.column_names
+            page.paging_state = msg.paging_state
+            page.rows = row_factory(msg.column_names, msg.parsed_rows)
+            new_id = getattr(msg, "result_metadata_id", None)
+            if ps is not None and new_id is not None and msg.column_metadata:
+                # v5 metadata_changed: the statement describes its rows anew
+                ps.result_metadata = msg.column_metadata
+                ps.result_metadata_id = new_id
+
