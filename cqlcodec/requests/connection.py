@@ -65,7 +65,8 @@ class Connection:
         self._out: list[bytes] = []
         self._flushing = False
         self._room: deque[asyncio.Future[None]] = deque()
-        self.sent = 0
+        self.sent = 0  # frames written
+        self.writes = 0  # transport.write calls
 
     # ------------------------------------------------------------------ asyncio protocol
 
@@ -102,6 +103,11 @@ class Connection:
         """asyncio: the transport's buffer drained."""
 
     # ------------------------------------------------------------------ requests
+
+    def start_segments(self) -> None:
+        """Protocol v5: frames travel in segments from now on, both ways."""
+        self.framed = True
+        self.reader.enable_segments(None)
 
     def has_room(self) -> bool:
         """Whether a request can be sent now without waiting."""
@@ -147,6 +153,7 @@ class Connection:
             return
         self._out = []
         self.sent += len(out)
+        self.writes += 1
         data = segments(out) if self.framed else (out[0] if len(out) == 1 else b"".join(out))
         self.transport.write(data)
 

@@ -88,8 +88,10 @@ async def open_connection(loop: asyncio.AbstractEventLoop, host: Any, cluster: A
             name = address
         kwargs["server_hostname"] = name
     try:
-        await asyncio.wait_for(loop.create_connection(lambda: conn, address, port, **kwargs),
-                               timeout)
+        # the connection is an asyncio protocol by its methods (a compiled class cannot
+        # derive from asyncio.Protocol)
+        factory: Any = lambda: conn  # noqa: E731
+        await asyncio.wait_for(loop.create_connection(factory, address, port, **kwargs), timeout)
         await _start(conn, cluster, host, timeout)
         if keyspace:
             await use_keyspace(conn, keyspace, timeout)
@@ -106,8 +108,7 @@ async def _start(conn: Connection, cluster: Any, host: Any, timeout: float) -> N
                "DRIVER_VERSION": "1"}
     answer = await _ask(conn, OP_STARTUP, string_map(options), timeout)
     if conn.version >= 5:
-        conn.framed = True
-        conn.reader.enable_segments(None)
+        conn.start_segments()
     if answer.opcode == OP_READY:
         return
     if answer.opcode != OP_AUTHENTICATE:

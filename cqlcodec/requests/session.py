@@ -108,6 +108,7 @@ class FastSession:
         self._settings: dict[object, Settings] = {}
         self._binder = Binder()
         self._decoder = Decoder(session)
+        self.reprepared = 0  # statements prepared again after an UNPREPARED answer
 
     # ----------------------------------------------------------------- public verbs
 
@@ -279,6 +280,7 @@ class FastSession:
             raise ValueError(f"The Session's current keyspace ({conn.keyspace}) does not match "
                              f"the keyspace the statement was prepared with ({ps.keyspace})")
         msg = await self._prepare_on(conn, ps.query_string, keyspace, timeout)
+        self.reprepared += 1
         if msg.query_id != ps.query_id:
             raise CodecError(f"re-preparing gave a different statement id "
                              f"({msg.query_id.hex()} instead of {ps.query_id.hex()})")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from cassandra.cluster import _ConfigMode
+from cassandra.policies import NoSpeculativeExecutionPolicy
 from cassandra.query import (
     FETCH_SIZE_UNSET,
     BatchStatement,
@@ -62,7 +63,9 @@ class Settings:
         self.retry_policy = ep.retry_policy
         self.row_factory = ep.row_factory
         self.load_balancing = ep.load_balancing_policy
-        self.speculative = ep.speculative_execution_policy
+        speculative = ep.speculative_execution_policy
+        self.speculative = None if speculative is None or \
+            isinstance(speculative, NoSpeculativeExecutionPolicy) else speculative
 
 
 class Binder:

@@ -8,6 +8,9 @@ from cassandra.policies import ColumnEncryptionPolicy
 from cassandra.protocol import ColumnMetadata
 
 UNSET_VALUE: object
+FETCH_SIZE_UNSET: object
+
+def bind_params(query: str, params: Any, encoder: Any) -> str: ...
 
 def tuple_factory(colnames: list[str], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]: ...
 def named_tuple_factory(colnames: list[str], rows: list[tuple[Any, ...]]) -> list[Any]: ...
