@@ -15,14 +15,22 @@ import logging
 import uuid
 from typing import Any, Final
 
+from cassandra.query import named_tuple_factory
+
 from cqlcodec.errors import DecodeError
-from cqlcodec.protocol.metadata import METADATA_CHANGED, NO_METADATA, read_rows_metadata
+from cqlcodec.protocol.metadata import (
+    HAS_MORE_PAGES,
+    METADATA_CHANGED,
+    NO_METADATA,
+    read_rows_metadata,
+)
 from cqlcodec.requests.connection import Frame
 from cqlcodec.requests.frames import FLAG_CUSTOM_PAYLOAD, FLAG_TRACING, FLAG_WARNING, OP_RESULT
 from cqlcodec.runtime.buffers import read_i32_be
 from cqlcodec.runtime.wire import read_short, read_string
 
 ROWS: Final = 2
+_SEEN_MAX: Final = 1024
 _log: Final = logging.getLogger("cassandra.protocol")  # where the driver logs server warnings
 
 
@@ -90,6 +98,9 @@ class Decoder:
         self.options: Any = installer.options_for(session)
         self._rows: Any = installer.decode_driver_rows
         self._factory_for: Any = installer.row_factory_for
+        # per statement id: (its result metadata, the metadata flags and bytes last seen)
+        self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
+        self._row_classes: dict[tuple[str, ...], Any] = {}
 
     def page(self, frame: Frame, version: int, ps: Any, row_factory: Any,
              columnar: bool) -> Page:
@@ -114,23 +125,54 @@ class Decoder:
         metadata = ps.result_metadata
         if not metadata:
             return False
-        meta = read_rows_metadata(body, pos + 4, end, "RESULT rows metadata")
-        if meta.flags & METADATA_CHANGED or meta.column_count != len(metadata):
-            return False  # the driver reads it, and the statement learns the new metadata
-        columns = meta.columns
-        if columns is not None and not (meta.flags & NO_METADATA):
-            for i in range(len(columns)):
-                if columns[i].name != metadata[i][2]:
-                    return False
-        rows = self._rows(body, meta.end, metadata, version, ps.column_encryption_policy,
+        start = pos + 4
+        rows_at = -1
+        paging_state: bytes | None = None
+        seen = self._metadata_seen.get(ps.query_id)
+        if seen is not None and seen[0] is metadata and end - start >= 4 \
+                and read_i32_be(body, start) == seen[1] and body.startswith(seen[2], start):
+            rows_at = start + len(seen[2])  # the same metadata bytes as before: same columns
+        else:
+            meta = read_rows_metadata(body, start, end, "RESULT rows metadata")
+            if meta.flags & METADATA_CHANGED or meta.column_count != len(metadata):
+                return False  # the driver reads it, and the statement learns the new metadata
+            columns = meta.columns
+            if columns is not None and not (meta.flags & NO_METADATA):
+                for i in range(len(columns)):
+                    if columns[i].name != metadata[i][2]:
+                        return False
+            rows_at = meta.end
+            paging_state = meta.paging_state
+            if not meta.flags & (HAS_MORE_PAGES | METADATA_CHANGED):
+                if len(self._metadata_seen) >= _SEEN_MAX:
+                    self._metadata_seen.clear()
+                self._metadata_seen[ps.query_id] = (metadata, meta.flags, body[start:rows_at])
+        rows = self._rows(body, rows_at, metadata, version, ps.column_encryption_policy,
                           self.options)
         if rows is None:
             return False
         names = [c[2] for c in metadata]
         page.column_names = names
-        page.paging_state = meta.paging_state
-        page.rows = self._factory_for(row_factory)(names, rows)
+        page.paging_state = paging_state
+        page.rows = self._made_rows(row_factory, names, rows)
         return True
+
+    def _made_rows(self, row_factory: Any, names: list[str], rows: list[Any]) -> Any:
+        """``row_factory(names, rows)``; the driver's ``named_tuple_factory`` makes a new
+        Row class for every page, here the class it made for the first page of these
+        names is used again (the same fields, names and values)."""
+        if row_factory is not named_tuple_factory or not rows:
+            return self._factory_for(row_factory)(names, rows)
+        key = tuple(names)
+        cls = self._row_classes.get(key)
+        if cls is None:
+            first = row_factory(names, rows[:1])
+            cls = type(first[0])
+            if len(self._row_classes) >= _SEEN_MAX:
+                self._row_classes.clear()
+            self._row_classes[key] = cls
+        new = tuple.__new__
+        return [new(cls, r) for r in rows]
 
     def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
                      page: Page) -> None:

@@ -28,7 +28,6 @@ from cqlcodec.requests.frames import (
     OP_READY,
     OP_RESULT,
     OP_STARTUP,
-    OP_SUPPORTED,
     Parameters,
     bytes_value,
     query_body,

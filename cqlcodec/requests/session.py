@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from cassandra import OperationTimedOut
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, NoHostAvailable, _NOT_SET
+from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, NoHostAvailable
 from cassandra.connection import ConnectionShutdown
 from cassandra.policies import RetryPolicy
 from cassandra.protocol import (

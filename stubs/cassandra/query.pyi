@@ -50,6 +50,7 @@ class PreparedStatement:
     column_encryption_policy: ColumnEncryptionPolicy | None
     fetch_size: Any
     consistency_level: int | None
+    is_idempotent: bool
     # a plain attribute in cassandra-driver, a read-only property in scylla-driver
     @property
     def result_metadata(self) -> list[tuple[str, str, str, type[_CassandraType]]] | None: ...

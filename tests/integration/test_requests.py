@@ -20,7 +20,7 @@ from cassandra.query import BatchStatement, SimpleStatement, dict_factory, tuple
 from cqlcodec import aio
 from cqlcodec.requests import FastSession, UnsupportedRequestError
 
-from .compare import assert_same, assert_same_rows
+from .compare import assert_same_rows
 from .conftest import SessionPair
 from .data import COLUMN_NAMES, PAGED_PARTITIONS, PAGED_ROWS_PER_PARTITION
 

@@ -42,12 +42,12 @@ class EchoServer(asyncio.Protocol):
             assert stream not in self.open, f"stream {stream} reused before its answer"
             self.open.add(stream)
             self.in_flight_peak = max(self.in_flight_peak, len(self.open))
-            frame = (stream, envelope(0x80 | self.version, 0, stream, OP_RESULT, body))
+            answer = envelope(0x80 | self.version, 0, stream, OP_RESULT, body)
             if body.startswith(b"hold"):
-                self.held.append(frame[1])
+                self.held.append(answer)
                 self.open.discard(stream)  # the client may not reuse it, checked there
             else:
-                answers.append(frame)
+                answers.append((stream, answer))
         for stream, frame in reversed(answers):
             self.open.discard(stream)
             self.send([frame])
