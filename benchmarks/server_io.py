@@ -28,6 +28,10 @@ installed or cannot do a read gets a cell saying so. It also reads the driver's 
 end to end in driver mode (10,000 mixed rows, 2,000 vector rows, ``--protocol``) with the
 driver alone, with ``install()`` and with ``install(connection=False)``.
 
+``--only requests`` measures small requests (one-row reads by key) on cqlcodec's own
+request path (``cqlcodec.aio.connect``) against the driver, the native clients and an
+asyncio floor, 100 in flight and one at a time (``server_requests.py``).
+
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
 
@@ -521,7 +525,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", choices=["read", "insert", "readpath", "peers", "aio",
-                                           "aio-requests"], default=None)
+                                           "aio-requests", "requests"], default=None)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -529,6 +533,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         child(args)
+        return
+    if args.only == "requests":  # small requests on cqlcodec's own request path (issue 43)
+        from server_requests import run_group
+
+        run_group(args.host, args.port, args.protocol, args.runs, args.out)
         return
     import cassandra
 

@@ -30,7 +30,9 @@ from __future__ import annotations
 from cqlcodec.aio.columns import ColumnStream, execute, execute_columns, stream_columns
 from cqlcodec.aio.load import insert_columns, load_table
 from cqlcodec.aio.scan import AsyncTableScan, scan_table
+from cqlcodec.errors import UnsupportedRequestError
 from cqlcodec.requests.session import FastResult, FastSession, connect
 
-__all__ = ["AsyncTableScan", "ColumnStream", "FastResult", "FastSession", "connect", "execute",
-           "execute_columns", "insert_columns", "load_table", "scan_table", "stream_columns"]
+__all__ = ["AsyncTableScan", "ColumnStream", "FastResult", "FastSession", "UnsupportedRequestError",
+           "connect", "execute", "execute_columns", "insert_columns", "load_table", "scan_table",
+           "stream_columns"]

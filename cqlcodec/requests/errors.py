@@ -11,13 +11,10 @@ from typing import Any
 
 from cassandra.protocol import ProtocolHandler
 
-from cqlcodec.errors import CodecError
+from cqlcodec.errors import CodecError, UnsupportedRequestError
 from cqlcodec.requests.connection import Frame
 
-
-class UnsupportedRequestError(CodecError, TypeError):
-    """What cqlcodec's request path does not do (yet); the message names the driver call
-    that does it."""
+__all__ = ["UnsupportedRequestError", "error_message", "error_of"]
 
 
 def error_message(frame: Frame, version: int) -> Any:
