@@ -161,19 +161,27 @@ class Connection:
         sid = frame.stream
         if sid < 0 or sid >= self.streams.limit:
             return  # an EVENT (stream -1): this connection registers for none
-        fut = self._waiters[sid]
+        fut = self._take(sid)
         if fut is None:
             return  # not ours (a bug on the server's side); nothing waits for it
+        if not fut.done():
+            fut.set_result(frame)
+        if self._room:
+            self._wake_one()
+
+    def _take(self, sid: int) -> asyncio.Future[Frame] | None:
+        """The future waiting on ``sid`` (None: none); its timer is cancelled and the id
+        is free again."""
+        fut = self._waiters[sid]
+        if fut is None:
+            return None
         self._waiters[sid] = None
         timer = self._timers[sid]
         if timer is not None:
             timer.cancel()
             self._timers[sid] = None
         self.streams.release(sid)
-        if not fut.done():
-            fut.set_result(frame)
-        if self._room:
-            self._wake_one()
+        return fut
 
     def _wake_one(self) -> None:
         room = self._room
@@ -219,16 +227,8 @@ class Connection:
         if not self.made.done():
             self.made.set_exception(error)
         for sid in range(self.streams.limit):
-            fut = self._waiters[sid]
-            if fut is None:
-                continue
-            self._waiters[sid] = None
-            timer = self._timers[sid]
-            if timer is not None:
-                timer.cancel()
-                self._timers[sid] = None
-            self.streams.release(sid)
-            if not fut.done():
+            fut = self._take(sid)
+            if fut is not None and not fut.done():
                 fut.set_exception(error)
         self._out = []
         while self._room:
