@@ -7,7 +7,9 @@ host up/down, prepared statements); the :class:`FastSession` sends the requests.
 call is tried on the hosts of its query plan in order: a host it cannot connect to, a
 connection lost under a request that may be sent again (a read, or a statement marked
 idempotent) and the retry policy's ``RETRY_NEXT_HOST`` move on to the next host;
-``UNPREPARED`` re-prepares the statement on that host and sends it again.
+``UNPREPARED`` re-prepares the statement on that host and sends it again. A write that
+may have been applied (a write timeout, a server or truncate error, a lost connection) is
+sent again only when its statement is marked idempotent, whatever the retry policy says.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ _RETHROW: Final = RetryPolicy.RETHROW
 _IGNORE: Final = RetryPolicy.IGNORE
 _NEXT_HOST: Final = RetryPolicy.RETRY_NEXT_HOST
 _REPREPARES: Final = 3  # UNPREPARED answers to one attempt before giving up
+_APPLIED_OR_NOT: Final = ("TruncateError", "ServerError")
 _OTHER_ERRORS: Final = ("OverloadedErrorMessage", "IsBootstrappingErrorMessage", "TruncateError",
                         "ServerError")
 
@@ -355,11 +358,17 @@ class FastSession:
         stmt = req.policy_statement()
         if isinstance(msg, ReadTimeoutErrorMessage):
             return policy.on_read_timeout(stmt, retry_num=retries, **msg.info)
+        may_twice = req.idempotent or req.is_read
         if isinstance(msg, WriteTimeoutErrorMessage):
-            return policy.on_write_timeout(stmt, retry_num=retries, **msg.info)
+            # the write may have been applied: sent again only when marked idempotent
+            return policy.on_write_timeout(stmt, retry_num=retries, **msg.info) \
+                if may_twice else None
         if isinstance(msg, UnavailableErrorMessage):
             return policy.on_unavailable(stmt, retry_num=retries, **msg.info)
-        if type(msg).__name__ in _OTHER_ERRORS:
+        name = type(msg).__name__
+        if name in _APPLIED_OR_NOT and not may_twice:
+            return None  # the server may have applied it before failing
+        if name in _OTHER_ERRORS:
             return policy.on_request_error(stmt, req.consistency, error=msg, retry_num=retries)
         return None
 

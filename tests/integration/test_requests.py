@@ -252,3 +252,52 @@ def test_a_thousand_cancelled_requests_leave_nothing_behind(pair: SessionPair) -
         rows = await asyncio.gather(*(fast.execute(ps, [p]) for p in range(PAGED_PARTITIONS)))
         assert [len(r) for r in rows] == [PAGED_ROWS_PER_PARTITION] * PAGED_PARTITIONS
     with_fast(session, main, max_in_flight=128)
+
+
+def test_a_cut_connection_fails_non_idempotent_writes_only_and_the_path_recovers(
+        pair: SessionPair) -> None:
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.connection import ConnectionShutdown
+
+    from .conftest import _host_port
+    from .data import KEYSPACE
+    from .faultproxy import FaultProxy
+    from .test_scan import _proxied_cluster
+
+    with FaultProxy(_host_port(), seed=43) as proxy:
+        cluster = _proxied_cluster(pair.protocol_version, proxy)
+        session = cluster.connect(KEYSPACE)
+        try:
+            counter = session.prepare("UPDATE counters SET hits = hits + 1 WHERE k = ?")
+            read = session.prepare("SELECT * FROM paged WHERE p = ?")
+
+            async def main(fast: FastSession) -> tuple[list[Any], list[Any]]:
+                writes = [asyncio.ensure_future(fast.execute(counter, [f"cut {i}"]))
+                          for i in range(300)]
+                reads = [asyncio.ensure_future(fast.execute(read, [i % PAGED_PARTITIONS]))
+                         for i in range(300)]
+                for _ in range(2):
+                    await asyncio.sleep(0)  # written, answers on their way
+                assert proxy.cut_all() >= 1
+                wrote = await asyncio.gather(*writes, return_exceptions=True)
+                got = await asyncio.gather(*reads, return_exceptions=True)
+                for _ in range(200):  # the driver sees the host up again, then it answers
+                    try:
+                        assert len((await fast.execute(read, [0])).rows) == PAGED_ROWS_PER_PARTITION
+                        break
+                    except NoHostAvailable:
+                        await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError("the request path did not recover")
+                assert fast.leftovers() == (0, 0, 0)
+                return wrote, got
+            wrote, got = with_fast(session, main)
+        finally:
+            cluster.shutdown()
+    failed_writes = [w for w in wrote if isinstance(w, BaseException)]
+    # a write that may have been applied is never sent again: the connection's error
+    assert all(isinstance(w, ConnectionShutdown) for w in failed_writes), failed_writes[:3]
+    # a read is retried on the next host of the plan (here there is none: NoHostAvailable)
+    assert all(isinstance(r, NoHostAvailable) or len(r) == PAGED_ROWS_PER_PARTITION for r in got)
+    assert failed_writes or any(isinstance(r, NoHostAvailable) for r in got), \
+        "the cut came after every answer: nothing was checked"
