@@ -1303,26 +1303,15 @@ def options_for(session: Session) -> Options:
     return installed_options(session) or Options(False, False)
 
 
-def decode_driver_rows(buf: bytes, rows_at: int, metadata: list[RowMetadata],
-                       protocol_version: int, policy: ColumnEncryptionPolicy | None,
-                       options: Options) -> list[tuple[Any, ...]] | None:
-    """The rows at ``rows_at`` of a RESULT Rows body ``buf`` (to its end) as tuples of
-    the values a session with ``options`` returns for columns ``metadata`` (the driver's
-    result metadata); None when such rows are read by the driver's own code (a type or
-    value cqlcodec does not read as the driver does, or bytes cqlcodec refuses).
+def result_plan(metadata: list[RowMetadata], protocol_version: int,
+                policy: ColumnEncryptionPolicy | None, options: Options) -> _ResultPlan:
+    """How rows of the result columns ``metadata`` (a prepared statement's, the same list
+    every time) are read for a session with ``options``: ``desc`` (cqlcodec's parse
+    description, None when the driver's own code reads them), ``converters`` (per
+    column, cqlcodec's value into the driver's, or None) and ``empty_classes`` (the
+    driver types whose ``support_empty_values`` sends such rows to the driver's code).
     For cqlcodec's request path (:mod:`cqlcodec.requests`)."""
-    plan = _plan_for(metadata, protocol_version, policy, options)
-    desc = plan.desc
-    if desc is None or (plan.empty_classes and any(map(_support_empty, plan.empty_classes))):
-        return None
-    collector.pause()
-    try:
-        result = _decode_rows_at(buf, rows_at, desc)
-        return _convert_rows(result.rows, plan.converters, metadata)
-    except CodecError:
-        return None
-    finally:
-        collector.resume()
+    return _plan_for(metadata, protocol_version, policy, options)
 
 
 def row_factory_for(factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -1332,20 +1321,17 @@ def row_factory_for(factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
     return paused if paused is not None and paused.factory is factory else factory
 
 
-def bind_with_cqlcodec(ps: PreparedStatement,
-                       values: Any) -> tuple[list[Any], bytes | None] | None:
-    """``ps``'s values encoded by cqlcodec as :class:`CqlcodecBoundStatement` encodes
-    them, and the routing key (None without partition-key indexes); None when cqlcodec
-    does not bind this statement or these values (the driver's ``bind`` then does)."""
-    plan = _bind_plan(ps)
-    prepared = plan.prepared
-    if prepared is None:
-        return None
-    try:
-        bound = prepared.bind(_adapt_values(() if values is None else values, plan))
-    except Exception:
-        return None
-    return list(bound.values), (bound.routing_key if ps.routing_key_indexes else None)
+def bind_plan(ps: PreparedStatement) -> _BindPlan:
+    """How cqlcodec binds ``ps`` (kept on the statement): ``prepared`` (None when the
+    driver's own ``bind`` does) and ``adapters`` (None when the driver's bind values are
+    cqlcodec's as they are). For cqlcodec's request path (:mod:`cqlcodec.requests`)."""
+    return _bind_plan(ps)
+
+
+def adapt_values(values: Any, plan: _BindPlan) -> Any:
+    """The driver's bind values as cqlcodec takes them (``UNSET_VALUE``, the driver's
+    value classes), for :func:`bind_plan`'s ``prepared``."""
+    return _adapt_values(values, plan)
 
 
 # columnar IO (whole queries into columns, columns into tables) lives beside this module

@@ -20,6 +20,7 @@ from cassandra import OperationTimedOut
 from cassandra.connection import ConnectionShutdown
 
 from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.requests.deadlines import Deadlines
 from cqlcodec.requests.frames import envelope, segments
 from cqlcodec.requests.streams import StreamIds
 
@@ -61,7 +62,7 @@ class Connection:
         self.error: BaseException | None = None
         self.made: asyncio.Future[None] = loop.create_future()
         self._waiters: list[asyncio.Future[Frame] | None] = [None] * self.streams.limit
-        self._timers: list[asyncio.TimerHandle | None] = [None] * self.streams.limit
+        self.deadlines: Final = Deadlines(loop, self._timed_out)
         self._out: list[bytes] = []
         self._flushing = False
         self._room: deque[asyncio.Future[None]] = deque()
@@ -139,7 +140,7 @@ class Connection:
         fut: asyncio.Future[Frame] = self.loop.create_future()
         self._waiters[sid] = fut
         if timeout is not None:
-            self._timers[sid] = self.loop.call_later(timeout, self._timed_out, sid, fut, timeout)
+            self.deadlines.add(timeout, sid, fut, self.streams.in_use)
         self._out.append(envelope(self.version, flags, sid, opcode, body))
         if not self._flushing:
             self._flushing = True
@@ -176,10 +177,6 @@ class Connection:
         if fut is None:
             return None
         self._waiters[sid] = None
-        timer = self._timers[sid]
-        if timer is not None:
-            timer.cancel()
-            self._timers[sid] = None
         self.streams.release(sid)
         return fut
 
@@ -192,8 +189,7 @@ class Connection:
                 return
 
     def _timed_out(self, sid: int, fut: asyncio.Future[Frame], timeout: float) -> None:
-        self._timers[sid] = None
-        if not fut.done():
+        if self._waiters[sid] is fut and not fut.done():
             self.streams.orphan(sid)
             fut.set_exception(OperationTimedOut(
                 errors={str(self.host): f"Client request timeout ({timeout} s)"},
@@ -231,6 +227,7 @@ class Connection:
             if fut is not None and not fut.done():
                 fut.set_exception(error)
         self._out = []
+        self.deadlines.clear()
         while self._room:
             waiter = self._room.popleft()
             if not waiter.done():
@@ -239,6 +236,7 @@ class Connection:
             self.on_close(self)
 
     def leftovers(self) -> tuple[int, int, int]:
-        """(stream ids in use, futures kept, timers kept): all 0 on an idle connection."""
+        """(stream ids in use, futures kept, deadlines of requests not answered): all 0
+        on an idle connection."""
         return (self.streams.in_use, sum(1 for f in self._waiters if f is not None),
-                sum(1 for t in self._timers if t is not None))
+                self.deadlines.pending())

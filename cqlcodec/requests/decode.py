@@ -15,22 +15,26 @@ import logging
 import uuid
 from typing import Any, Final
 
+from cassandra import DriverException
 from cassandra.query import named_tuple_factory
 
-from cqlcodec.errors import DecodeError
+from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import (
     HAS_MORE_PAGES,
     METADATA_CHANGED,
     NO_METADATA,
     read_rows_metadata,
 )
+from cqlcodec.protocol.results import decode_rows_with
 from cqlcodec.requests.connection import Frame
 from cqlcodec.requests.frames import FLAG_CUSTOM_PAYLOAD, FLAG_TRACING, FLAG_WARNING, OP_RESULT
+from cqlcodec.runtime import collector
 from cqlcodec.runtime.buffers import read_i32_be
 from cqlcodec.runtime.wire import read_short, read_string
 
 ROWS: Final = 2
 _SEEN_MAX: Final = 1024
+_PAUSE_FROM: Final = 64  # rows: larger pages are decoded with the cyclic collector held off
 _log: Final = logging.getLogger("cassandra.protocol")  # where the driver logs server warnings
 
 
@@ -49,6 +53,33 @@ class Page:
         self.message: Any = None
         self.body: bytes = b""
         self.rows_at = 0
+
+
+def end_rows(body: bytes, rows_at: int) -> int:
+    """The ``rows_count`` at ``rows_at`` (0 when cut short)."""
+    return read_i32_be(body, rows_at) if len(body) - rows_at >= 4 else 0
+
+
+def _converted(rows: list[Any], convs: list[Any], indexes: list[int],
+               metadata: Any) -> list[Any]:
+    """``rows`` with the values of columns ``indexes`` made the driver's by ``convs``."""
+    out: list[Any] = []
+    for row in rows:
+        cells = list(row)
+        for i in indexes:
+            v = cells[i]
+            if v is not None:
+                try:
+                    cells[i] = convs[i](v)
+                except Exception as exc:  # e.g. a registered UDT class refusing the values
+                    dt = metadata[i][3]
+                    err = DriverException(
+                        f'Failed decoding result column "{metadata[i][2]}" of type '
+                        f"{dt.cql_parameterized_type()}: {exc}")
+                    err.__cause__ = exc
+                    raise err
+        out.append(tuple(cells))
+    return out
 
 
 def read_prefix(frame: Frame, page: Page) -> int:
@@ -96,7 +127,8 @@ class Decoder:
         from cqlcodec.driver import installer
         self.session = session
         self.options: Any = installer.options_for(session)
-        self._rows: Any = installer.decode_driver_rows
+        self._result_plan: Any = installer.result_plan
+        self._plans: dict[bytes, tuple[Any, Any, int, Any, list[int]]] = {}
         self._factory_for: Any = installer.row_factory_for
         # per statement id: (its result metadata, the metadata flags and bytes last seen)
         self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
@@ -147,8 +179,7 @@ class Decoder:
                 if len(self._metadata_seen) >= _SEEN_MAX:
                     self._metadata_seen.clear()
                 self._metadata_seen[ps.query_id] = (metadata, meta.flags, body[start:rows_at])
-        rows = self._rows(body, rows_at, metadata, version, ps.column_encryption_policy,
-                          self.options)
+        rows = self._decode_rows(body, rows_at, metadata, version, ps)
         if rows is None:
             return False
         names = [c[2] for c in metadata]
@@ -156,6 +187,43 @@ class Decoder:
         page.paging_state = paging_state
         page.rows = self._made_rows(row_factory, names, rows)
         return True
+
+    def _decode_rows(self, body: bytes, rows_at: int, metadata: Any, version: int,
+                     ps: Any) -> list[Any] | None:
+        """The rows at ``rows_at`` as tuples of the values the session returns; None when
+        the driver's own code reads such rows."""
+        policy = ps.column_encryption_policy
+        found = self._plans.get(ps.query_id)
+        if found is None or found[0] is not metadata or found[1] is not policy \
+                or found[2] != version:
+            if len(self._plans) >= _SEEN_MAX:
+                self._plans.clear()
+            plan = self._result_plan(metadata, version, policy, self.options)
+            convs = list(plan.converters)
+            found = (metadata, policy, version, plan,
+                     [i for i in range(len(convs)) if convs[i] is not None])
+            self._plans[ps.query_id] = found
+        plan = found[3]
+        desc = plan.desc
+        if desc is None:
+            return None
+        for cls in plan.empty_classes:
+            if getattr(cls, "support_empty_values", False):
+                return None  # the driver reads empty values of such types its own way
+        many = end_rows(body, rows_at) > _PAUSE_FROM
+        if many:
+            collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
+        try:
+            rows: list[Any] = decode_rows_with(body, rows_at, desc).rows
+            converted = found[4]
+            if converted and rows:
+                rows = _converted(rows, plan.converters, converted, metadata)
+        except CodecError:
+            return None  # refused by cqlcodec: the driver reads the message
+        finally:
+            if many:
+                collector.resume()
+        return rows
 
     def _made_rows(self, row_factory: Any, names: list[str], rows: list[Any]) -> Any:
         """``row_factory(names, rows)``; the driver's ``named_tuple_factory`` makes a new

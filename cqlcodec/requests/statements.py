@@ -16,6 +16,7 @@ from cassandra.cluster import _ConfigMode
 from cassandra.policies import NoSpeculativeExecutionPolicy
 from cassandra.query import (
     FETCH_SIZE_UNSET,
+    UNSET_VALUE,
     BatchStatement,
     BoundStatement,
     PreparedStatement,
@@ -73,16 +74,36 @@ class Binder:
     :func:`cqlcodec.driver.install` keeps on the statement), else with the driver."""
 
     def __init__(self) -> None:
-        from cqlcodec.driver.installer import bind_with_cqlcodec
-        self._bind: Any = bind_with_cqlcodec
+        from cqlcodec.driver.installer import adapt_values, bind_plan
+        self._plan_of: Any = bind_plan
+        self._adapt: Any = adapt_values
 
     def bind(self, ps: PreparedStatement, values: Any) -> tuple[list[object], bytes | None]:
         """The encoded values and the routing key (None: the statement has none)."""
-        done: tuple[list[object], bytes | None] | None = self._bind(ps, values)
-        if done is not None:
-            return done
-        stmt: Any = BoundStatement(ps).bind(values)  # accepts them or raises its own error
+        plan = self._plan_of(ps)
+        prepared = plan.prepared
+        if prepared is not None:
+            try:
+                if values is None:
+                    values = ()
+                if plan.adapters is None and (type(values) is tuple or type(values) is list) \
+                        and not _has_unset(values):
+                    bound = prepared.bind(values)  # the driver's values are cqlcodec's
+                else:
+                    bound = prepared.bind(self._adapt(values, plan))
+                key = bound.routing_key if ps.routing_key_indexes else None
+                return list(bound.values), key
+            except Exception:
+                pass  # the driver's own bind accepts the values or raises its error
+        stmt: Any = BoundStatement(ps).bind(values)
         return list(stmt.values), stmt.routing_key
+
+
+def _has_unset(values: Any) -> bool:
+    for v in values:
+        if v is UNSET_VALUE:
+            return True
+    return False
 
 
 class Request:

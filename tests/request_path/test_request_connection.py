@@ -163,3 +163,25 @@ def test_a_closed_connection_fails_what_is_in_flight_and_keeps_nothing() -> None
         with pytest.raises(ConnectionShutdown):
             conn.request(OP_QUERY, b"x")
     asyncio.run(with_server(5, body))
+
+
+def test_deadlines_of_answered_requests_do_not_pile_up_and_mixed_timeouts_expire_in_order() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        for _ in range(5):
+            await asyncio.gather(*(ask(conn, b"quick %d" % i, timeout=60) for i in range(500)))
+            assert conn.deadlines.size <= 2 * 100 + 64  # answered entries are dropped
+        assert conn.deadlines.pending() == 0
+        started = asyncio.get_running_loop().time()
+        slow = asyncio.ensure_future(ask(conn, b"hold slow", timeout=0.6))
+        fast = asyncio.ensure_future(ask(conn, b"hold fast", timeout=0.1))
+        with pytest.raises(OperationTimedOut):
+            await fast
+        assert not slow.done()
+        assert asyncio.get_running_loop().time() - started < 0.5
+        with pytest.raises(OperationTimedOut):
+            await slow
+        server.release()
+        while conn.in_flight():
+            await asyncio.sleep(0.01)
+        assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(4, body))
