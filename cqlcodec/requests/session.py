@@ -145,12 +145,17 @@ class FastSession:
     async def execute_columns(self, query: object, parameters: Any = None, *,
                               timeout: object = _NOT_SET,
                               execution_profile: object = EXEC_PROFILE_DEFAULT,
-                              paging_state: bytes | None = None) -> Any:
+                              paging_state: bytes | None = None,
+                              fetch_size: int | None = None) -> Any:
         """Every page of a query's rows decoded into columns: a
         :class:`~cqlcodec.driver.ColumnPages`, as :func:`cqlcodec.aio.execute_columns`
-        returns."""
+        returns (``fetch_size``: rows per page, else the statement's or the session's)."""
         from cqlcodec.driver.columns import ColumnPages, RawPage
         req = self._request(query, parameters, timeout, execution_profile, paging_state, False)
+        if fetch_size is not None:
+            if fetch_size < 1:
+                raise ValueError(f"fetch_size must be at least 1, not {fetch_size}")
+            req.fetch_size = fetch_size
         req.skip_metadata = False  # the column decoder reads the columns from the page
         batches: list[Any] = []
         policy = req.ps.column_encryption_policy if req.ps is not None else \

@@ -301,3 +301,45 @@ def test_a_cut_connection_fails_non_idempotent_writes_only_and_the_path_recovers
     assert all(isinstance(r, NoHostAvailable) or len(r) == PAGED_ROWS_PER_PARTITION for r in got)
     assert failed_writes or any(isinstance(r, NoHostAvailable) for r in got), \
         "the cut came after every answer: nothing was checked"
+
+
+def test_the_aio_calls_take_a_fast_session(pair: SessionPair) -> None:
+    pytest.importorskip("pyarrow")
+    session = pair.codec
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+    want_rows = list(session.execute(ps, [1]))
+    want_columns = asyncio.run(aio.execute_columns(session, ps, [1])).to_arrow()
+
+    async def main(fast: FastSession) -> tuple[list[Any], Any, Any, int]:
+        rows = await aio.execute(fast, ps, [1])
+        columns = (await aio.execute_columns(fast, ps, [1], fetch_size=7)).to_arrow()
+        limited = (await aio.execute_columns(fast, ps, [1], limit=5)).to_arrow()  # the driver's path
+        scanned = (await aio.scan_table(fast, "paged", ["p", "c"]).to_arrow()).num_rows
+        return rows, columns, limited, scanned
+    rows, columns, limited, scanned = with_fast(session, main)
+    assert_same_rows(want_rows, rows, "aio.execute on a FastSession")
+    assert columns.equals(want_columns) and limited.num_rows == 5
+    assert scanned == PAGED_PARTITIONS * PAGED_ROWS_PER_PARTITION
+
+
+def test_plain_values_of_an_installed_session(pair: SessionPair) -> None:
+    import cqlcodec.driver
+
+    from .conftest import new_cluster
+    from .data import KEYSPACE
+
+    cluster = new_cluster(pair.protocol_version)
+    cqlcodec.driver.install(cluster, plain_values=True)
+    session = cluster.connect(KEYSPACE)
+    try:
+        ps = session.prepare(f"{SELECT_EVERYTHING} WHERE k = ?")
+        keys = [row.k for row in session.execute("SELECT k FROM everything")]
+        want = [list(session.execute(ps, [k])) for k in keys]
+
+        async def main(fast: FastSession) -> list[list[Any]]:
+            return [(await fast.execute(ps, [k])).rows for k in keys]
+        got = with_fast(session, main)
+    finally:
+        cluster.shutdown()
+    for k, w, g in zip(keys, want, got):
+        assert_same_rows(w, g, f"plain values, key {k}")
