@@ -108,7 +108,6 @@ class FastSession:
         self.closed = False
         self._conns: dict[Any, Connection] = {}
         self._opening: dict[Any, asyncio.Future[Connection]] = {}
-        self._settings: dict[object, Settings] = {}
         self._binder = Binder()
         self._decoder = Decoder(session)
         self.reprepared = 0  # statements prepared again after an UNPREPARED answer
@@ -224,11 +223,8 @@ class FastSession:
     # ----------------------------------------------------------------- internals
 
     def _settings_of(self, profile: object) -> Settings:
-        found = self._settings.get(profile)
-        if found is None:
-            found = Settings(self.session, profile)
-            self._settings[profile] = found
-        return found
+        # read per call, as the driver reads them: a profile changed since applies at once
+        return Settings(self.session, profile)
 
     def _request(self, query: object, parameters: Any, timeout: object, profile: object,
                  paging_state: bytes | None, trace: bool) -> Request:
