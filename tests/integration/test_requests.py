@@ -343,3 +343,30 @@ def test_plain_values_of_an_installed_session(pair: SessionPair) -> None:
         cluster.shutdown()
     for k, w, g in zip(keys, want, got):
         assert_same_rows(w, g, f"plain values, key {k}")
+
+
+def test_token_aware_routing_with_the_default_policy(pair: SessionPair) -> None:
+    from cassandra.cluster import Cluster
+
+    from .conftest import _host_port
+    from .data import KEYSPACE
+
+    host, port = _host_port()
+    cluster = Cluster([host], port=port, protocol_version=pair.protocol_version,
+                      connect_timeout=20, control_connection_timeout=20)  # TokenAware(DCAware)
+    session = cluster.connect(KEYSPACE)
+    try:
+        ps = session.prepare("SELECT * FROM composite WHERE a = ? AND b = ?")
+        ps.is_idempotent = True
+        want = [list(session.execute(ps, (k, f"b{k % 3}"))) for k in range(20)]
+
+        async def main(fast: FastSession) -> tuple[list[list[Any]], set[Any]]:
+            results = [await fast.execute(ps, (k, f"b{k % 3}")) for k in range(20)]
+            return [r.rows for r in results], {r.coordinator for r in results}
+        got, coordinators = with_fast(session, main)
+        replicas = {h for k in range(20) for h in cluster.metadata.get_replicas(
+            KEYSPACE, ps.bind((k, f"b{k % 3}")).routing_key)}
+    finally:
+        cluster.shutdown()
+    assert got == want
+    assert coordinators and coordinators <= replicas
