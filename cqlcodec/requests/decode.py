@@ -28,6 +28,7 @@ from cqlcodec.protocol.metadata import (
 from cqlcodec.protocol.results import decode_rows_with
 from cqlcodec.requests.connection import Frame
 from cqlcodec.requests.frames import FLAG_CUSTOM_PAYLOAD, FLAG_TRACING, FLAG_WARNING, OP_RESULT
+from cqlcodec.requests.statements import set_result_metadata
 from cqlcodec.runtime import collector
 from cqlcodec.runtime.buffers import read_i32_be
 from cqlcodec.runtime.wire import read_short, read_string
@@ -261,6 +262,5 @@ class Decoder:
             new_id = getattr(msg, "result_metadata_id", None)
             if ps is not None and new_id is not None and msg.column_metadata:
                 # v5 metadata_changed: the statement describes its rows anew
-                ps.result_metadata = msg.column_metadata
-                ps.result_metadata_id = new_id
+                set_result_metadata(ps, msg.column_metadata, new_id)
 

@@ -37,7 +37,14 @@ from cqlcodec.requests.errors import UnsupportedRequestError, error_message, err
 from cqlcodec.requests.frames import OP_ERROR, OP_PREPARE, OP_RESULT, prepare_body
 from cqlcodec.requests.handshake import open_connection, use_keyspace
 from cqlcodec.requests.routing import query_plan
-from cqlcodec.requests.statements import Binder, Request, Settings, build_request
+from cqlcodec.requests.statements import (
+    Binder,
+    Request,
+    Settings,
+    build_request,
+    set_result_metadata,
+    statement_of,
+)
 
 _RETRY: Final = RetryPolicy.RETRY
 _RETHROW: Final = RetryPolicy.RETHROW
@@ -186,10 +193,7 @@ class FastSession:
                 errors[host] = exc
                 continue
             cluster = self.session.cluster
-            ps: PreparedStatement = PreparedStatement.from_message(  # type: ignore[attr-defined]
-                msg.query_id, msg.bind_metadata, msg.pk_indexes, cluster.metadata, query,
-                keyspace, self.version, msg.column_metadata, msg.result_metadata_id,
-                cluster.column_encryption_policy)
+            ps = statement_of(cluster, msg, query, keyspace, self.version)
             cluster.add_prepared(msg.query_id, ps)
             return ps
         raise NoHostAvailable("Unable to prepare the statement on any host", errors)
@@ -289,8 +293,7 @@ class FastSession:
             raise CodecError(f"re-preparing gave a different statement id "
                              f"({msg.query_id.hex()} instead of {ps.query_id.hex()})")
         if self.version >= 5:
-            ps.result_metadata = msg.column_metadata
-            ps.result_metadata_id = msg.result_metadata_id
+            set_result_metadata(ps, msg.column_metadata, msg.result_metadata_id)
 
     async def _run(self, req: Request, columnar: bool) -> tuple[Page, Any]:
         """Send ``req`` until a host answers it (its page) or the policies give up."""

@@ -10,6 +10,7 @@ are bound by the driver's own ``bind``, which accepts them or raises its own err
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Final
 
 from cassandra.cluster import _ConfigMode
@@ -245,3 +246,29 @@ def _prepared_fields(req: Request, ps: PreparedStatement, stmt: Any) -> None:
     result = ps.result_metadata
     req.is_read = bool(result)
     req.skip_metadata = bool(result) and ps.result_metadata_id is not None
+
+
+def set_result_metadata(ps: Any, metadata: Any, metadata_id: bytes | None) -> None:
+    """Give ``ps`` new result metadata and id together (scylla-driver's statements have
+    ``update_result_metadata`` for it; cassandra-driver's plain attributes)."""
+    update = getattr(ps, "update_result_metadata", None)
+    if update is not None:
+        update(metadata, metadata_id)
+        return
+    ps.result_metadata = metadata
+    ps.result_metadata_id = metadata_id
+
+
+def statement_of(cluster: Any, msg: Any, query: str, keyspace: str | None,
+                 version: int) -> PreparedStatement:
+    """The driver's ``PreparedStatement`` of a PREPARED answer (its ``from_message``, which
+    scylla-driver gives an ``is_lwt`` argument)."""
+    make: Any = getattr(PreparedStatement, "from_message")
+    extra: dict[str, Any] = {}
+    if "is_lwt" in inspect.signature(make).parameters:
+        extra["is_lwt"] = bool(getattr(msg, "is_lwt", False))
+    ps: PreparedStatement = make(
+        msg.query_id, msg.bind_metadata, msg.pk_indexes, cluster.metadata, query, keyspace,
+        version, msg.column_metadata, msg.result_metadata_id,
+        column_encryption_policy=cluster.column_encryption_policy, **extra)
+    return ps
