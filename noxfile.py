@@ -409,7 +409,7 @@ def bench_server(session: nox.Session) -> None:
     (int, vector<float, 768>) rows from a numpy matrix (insert_columns vs
     execute_concurrent_with_args). Compiled build, cassandra-driver (or the driver named
     by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
-    for a shorter run, ``--runs 5``, ``--profile``, ``--only readpath|peers``); results in
+    for a shorter run, ``--runs 5``, ``--profile``, ``--only readpath|peers|requests``); results in
     bench-results/server_io.json. Also installs the native clients ``--only peers`` compares
     with (acsylla, scyllapy, rsylla); one that does not install leaves cells saying so.
     """

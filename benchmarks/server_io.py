@@ -33,6 +33,10 @@ one-row prepared reads of a 5-column table at 100 in flight (named tuples and tu
 one at a time (p50 latency) and single-row inserts, the driver alone and with
 ``install()``, client CPU and context switches per request (``--requests``, ``--warmup``).
 
+``--only requests`` measures small requests (one-row reads by key) on cqlcodec's own
+request path (``cqlcodec.aio.connect``) against the driver, the native clients and an
+asyncio floor, 100 in flight and one at a time (``server_requests.py``).
+
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
 
@@ -536,7 +540,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", choices=["read", "insert", "readpath", "peers", "aio",
-                                           "aio-requests", "small"], default=None)
+                                           "aio-requests", "small", "requests"], default=None)
     parser.add_argument("--requests", type=int, default=20_000, help="--only small: counted requests")
     parser.add_argument("--warmup", type=int, default=2_000, help="--only small: warm-up requests")
     parser.add_argument("--profile", action="store_true")
@@ -546,6 +550,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         child(args)
+        return
+    if args.only == "requests":  # small requests on cqlcodec's own request path (issue 43)
+        from server_requests import run_group
+
+        run_group(args.host, args.port, args.protocol, args.runs, args.out)
         return
     import cassandra
 

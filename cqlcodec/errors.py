@@ -124,3 +124,8 @@ class FramingError(DecodeError):
     def __init__(self, message: str, checksum: bool) -> None:
         super().__init__(message)
         self.checksum = checksum
+
+
+class UnsupportedRequestError(CodecError, TypeError):
+    """What cqlcodec's request path (:mod:`cqlcodec.requests`) does not do (yet); the
+    message names the driver call that does it."""

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("columnar",),
     ("connection",),
     ("__init__", "driver"),
+    ("requests",),
     ("dask", "ray", "cli", "__main__", "aio"),
 ]
 

@@ -19,6 +19,10 @@ request. Cancelling a task cancels what it waits for (the answers of requests al
 sent are dropped when they arrive; no further page is requested); the driver's errors
 (``OperationTimedOut``, ``Unavailable``, ...) are raised as they are, and
 ``asyncio.wait_for`` / ``asyncio.timeout`` work as with any coroutine.
+
+:func:`connect` opts a session into cqlcodec's own request path
+(:mod:`cqlcodec.requests`): connections of its own on this loop, no driver machinery
+per request.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from __future__ import annotations
 from cqlcodec.aio.columns import ColumnStream, execute, execute_columns, stream_columns
 from cqlcodec.aio.load import insert_columns, load_table
 from cqlcodec.aio.scan import AsyncTableScan, scan_table
+from cqlcodec.errors import UnsupportedRequestError
+from cqlcodec.requests.session import FastResult, FastSession, connect
 
-__all__ = ["AsyncTableScan", "ColumnStream", "execute", "execute_columns", "insert_columns",
-           "load_table", "scan_table", "stream_columns"]
+__all__ = ["AsyncTableScan", "ColumnStream", "FastResult", "FastSession", "UnsupportedRequestError",
+           "connect", "execute", "execute_columns", "insert_columns", "load_table", "scan_table",
+           "stream_columns"]

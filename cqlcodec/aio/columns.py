@@ -19,14 +19,24 @@ from cqlcodec.driver.columns import (
     follow_page,
     send_columnar,
 )
+from cqlcodec.requests.session import FastSession
 
-__all__ = ["ColumnStream", "execute", "execute_columns", "stream_columns"]
+__all__ = ["ColumnStream", "driver_session", "execute", "execute_columns", "stream_columns"]
 
 Query = str | Statement | PreparedStatement
 Parameters = Sequence[Any] | Mapping[str, Any] | None
 
 
-async def execute(session: Session, query: Query, parameters: Parameters = None,
+def driver_session(session: Session | FastSession) -> Session:
+    """The driver session of a :class:`~cqlcodec.aio.FastSession` (the calls that do not
+    run on cqlcodec's request path yet use it), or ``session`` itself."""
+    if isinstance(session, FastSession):
+        found: Session = session.session
+        return found
+    return session
+
+
+async def execute(session: Session | FastSession, query: Query, parameters: Parameters = None,
                   **options: Any) -> list[Any]:
     """``session.execute(query, parameters, **options)`` awaited: every row of every page,
     as the session's row factory makes them (cqlcodec's values when
@@ -34,6 +44,8 @@ async def execute(session: Session, query: Query, parameters: Parameters = None,
     list for a statement without rows. ``options`` are those of ``session.execute_async``
     (``timeout``, ``execution_profile``, ``paging_state``, ``host``, ...). The next page is
     requested as soon as one arrives; the driver's errors are raised as they are."""
+    if isinstance(session, FastSession):
+        return (await session.execute(query, parameters, **options)).rows
     future = session.execute_async(query, parameters, **options)
     rows: list[Any] = []
     while True:
@@ -93,7 +105,7 @@ class ColumnStream:
         self._future.clear_callbacks()
 
 
-def stream_columns(session: Session, statement: Query, parameters: Parameters = None, *,
+def stream_columns(session: Session | FastSession, statement: Query, parameters: Parameters = None, *,
                    fetch_size: int | None = None, limit: int | None = None,
                    execution_profile: object = EXEC_PROFILE_DEFAULT) -> ColumnStream:
     """Send a query and return its pages as a :class:`ColumnStream` (``async for batch in
@@ -101,12 +113,13 @@ def stream_columns(session: Session, statement: Query, parameters: Parameters = 
     first page is requested here and awaited by the first ``__anext__``, which raises the
     query's error."""
     check_page_options(fetch_size, limit)
+    session = driver_session(session)
     future = send_columnar(session, statement, parameters, fetch_size=fetch_size,
                            max_page_rows=limit, execution_profile=execution_profile)
     return ColumnStream(future, limit)
 
 
-async def execute_columns(session: Session, statement: Query, parameters: Parameters = None,
+async def execute_columns(session: Session | FastSession, statement: Query, parameters: Parameters = None,
                           *, fetch_size: int | None = None, limit: int | None = None,
                           execution_profile: object = EXEC_PROFILE_DEFAULT) -> ColumnPages:
     """:func:`cqlcodec.driver.execute_columns` awaited: every page is fetched (the next one
@@ -114,6 +127,11 @@ async def execute_columns(session: Session, statement: Query, parameters: Parame
     returned holds them decoded, so iterating it, ``to_arrow()``, ``to_pandas()`` or
     ``to_polars()`` never waits for the server. For a result too large to hold, use
     :func:`stream_columns`."""
+    if isinstance(session, FastSession) and limit is None:
+        check_page_options(fetch_size, limit)
+        pages: ColumnPages = await session.execute_columns(
+            statement, parameters, fetch_size=fetch_size, execution_profile=execution_profile)
+        return pages
     stream = stream_columns(session, statement, parameters, fetch_size=fetch_size,
                             limit=limit, execution_profile=execution_profile)
     batches = [await stream.__anext__()]  # a query's first page, even when it has no rows

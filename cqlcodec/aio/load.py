@@ -21,10 +21,12 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, Session
 from cassandra.query import PreparedStatement
 
 from cqlcodec.aio.bridge import off_loop, on_loop
+from cqlcodec.aio.columns import driver_session
 from cqlcodec.driver.columns import InsertResult, insert_steps
 from cqlcodec.driver.load import LoadProgress
 from cqlcodec.driver.load import load_table as sync_load_table
 from cqlcodec.driver.sender import Outcomes, Sends, start_request
+from cqlcodec.requests.session import FastSession
 
 __all__ = ["insert_columns", "load_table", "send_all"]
 
@@ -105,7 +107,7 @@ async def run_steps(session: Session, steps: Generator[Sends, Outcomes, R]) -> R
             raise
 
 
-async def insert_columns(session: Session, prepared_statement: PreparedStatement,
+async def insert_columns(session: Session | FastSession, prepared_statement: PreparedStatement,
                          columns: object, *, concurrency: int = 64,
                          batch_by_partition: bool = False, batch_by_replica: bool = False,
                          batch_bytes: int = 5 * 1024, chunk_rows: int = 4096,
@@ -114,7 +116,9 @@ async def insert_columns(session: Session, prepared_statement: PreparedStatement
                          nulls: str = "unset") -> InsertResult:
     """:func:`cqlcodec.driver.insert_columns` awaited: the same arguments, result and
     errors (:class:`~cqlcodec.driver.InsertError`, :class:`cqlcodec.BindError`); rows are
-    bound off the loop and sent from it."""
+    bound off the loop and sent from it (a :class:`~cqlcodec.aio.FastSession` sends them
+    through its driver session)."""
+    session = driver_session(session)
     return await run_steps(session, insert_steps(
         session, prepared_statement, columns, concurrency=concurrency,
         batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
@@ -122,7 +126,7 @@ async def insert_columns(session: Session, prepared_statement: PreparedStatement
         execution_profile=execution_profile, nulls=nulls))
 
 
-async def load_table(session: Session, table: str, source: object, *,
+async def load_table(session: Session | FastSession, table: str, source: object, *,
                      columns: Sequence[str] | None = None,
                      rename: Mapping[str, str] | None = None,
                      chunk_rows: int = 20_000, batch_by_replica: bool = True,
@@ -142,7 +146,8 @@ async def load_table(session: Session, table: str, source: object, *,
     Cancelling the task stops the load: no request is sent after that (the chunk being
     written is cut short), and the cancellation is raised once the requests already in
     flight have ended, so that nothing more is written after it (the session stays
-    usable)."""
+    usable). A :class:`~cqlcodec.aio.FastSession` loads through its driver session."""
+    session = driver_session(session)
     stop = threading.Event()
     load = asyncio.ensure_future(off_loop(lambda: sync_load_table(
         session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,

@@ -19,6 +19,7 @@ from typing import Any, Final
 from cassandra.cluster import Session
 
 from cqlcodec.aio.bridge import decode_page, off_loop, raw_page_of
+from cqlcodec.aio.columns import driver_session
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.outage import host_watch
@@ -33,6 +34,7 @@ from cqlcodec.driver.scan import (
     polars_frame_of,
 )
 from cqlcodec.driver.splits import TokenSplit
+from cqlcodec.requests.session import FastSession
 
 __all__ = ["AsyncTableScan", "scan_table"]
 
@@ -274,7 +276,7 @@ class AsyncTableScan:
             await off_loop(sink.abort)
 
 
-def scan_table(session: Session, table: str, columns: Sequence[str] | None = None, *,
+def scan_table(session: Session | FastSession, table: str, columns: Sequence[str] | None = None, *,
                where: str | None = None, splits: int | Sequence[TokenSplit] | None = None,
                concurrency: int | None = None, fetch_size: int = 5000,
                consistency_level: int | None = None, retries: int | None = None,
@@ -284,7 +286,8 @@ def scan_table(session: Session, table: str, columns: Sequence[str] | None = Non
     errors, each split read by a task on the running loop (``concurrency`` of them at
     once) instead of a thread. The arguments are checked here (``ValueError``); the
     table, the columns and the query when the first batch is asked for
-    (:class:`~cqlcodec.driver.ScanError`). ``progress`` is called on the loop."""
+    (:class:`~cqlcodec.driver.ScanError`). ``progress`` is called on the loop. A
+    :class:`~cqlcodec.aio.FastSession` scans through its driver session."""
     timeout = check_scan_options(fetch_size, retry_timeout, retries, concurrency)
-    return AsyncTableScan(session, table, columns, where, splits, concurrency, fetch_size,
+    return AsyncTableScan(driver_session(session), table, columns, where, splits, concurrency, fetch_size,
                           consistency_level, retries, timeout, progress)

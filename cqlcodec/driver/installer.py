@@ -1383,6 +1383,45 @@ def _install_session(session: Session, options: Options) -> None:
         _switch_prepared(session.cluster)
 
 
+# --------------------------------------------------------------------------- request path glue
+
+def options_for(session: Session) -> Options:
+    """The options rows are made with on ``session``: those it was installed with, else
+    the driver's own values (what the session returns without ``install``)."""
+    return installed_options(session) or Options(False, False)
+
+
+def result_plan(metadata: list[RowMetadata], protocol_version: int,
+                policy: ColumnEncryptionPolicy | None, options: Options) -> _ResultPlan:
+    """How rows of the result columns ``metadata`` (a prepared statement's, the same list
+    every time) are read for a session with ``options``: ``desc`` (cqlcodec's parse
+    description, None when the driver's own code reads them), ``converters`` (per
+    column, cqlcodec's value into the driver's, or None) and ``empty_classes`` (the
+    driver types whose ``support_empty_values`` sends such rows to the driver's code).
+    For cqlcodec's request path (:mod:`cqlcodec.requests`)."""
+    return _plan_for(metadata, protocol_version, policy, options)
+
+
+def row_factory_for(factory: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The row factory to call for ``factory``'s rows (the driver's own factories run with
+    the cyclic collector held off)."""
+    paused = _PAUSED_FACTORIES.get(id(factory))
+    return paused if paused is not None and paused.factory is factory else factory
+
+
+def bind_plan(ps: PreparedStatement) -> _BindPlan:
+    """How cqlcodec binds ``ps`` (kept on the statement): ``prepared`` (None when the
+    driver's own ``bind`` does) and ``adapters`` (None when the driver's bind values are
+    cqlcodec's as they are). For cqlcodec's request path (:mod:`cqlcodec.requests`)."""
+    return _bind_plan(ps)
+
+
+def adapt_values(values: Any, plan: _BindPlan) -> Any:
+    """The driver's bind values as cqlcodec takes them (``UNSET_VALUE``, the driver's
+    value classes), for :func:`bind_plan`'s ``prepared``."""
+    return _adapt_values(values, plan)
+
+
 # columnar IO (whole queries into columns, columns into tables) lives beside this module
 from cqlcodec.driver import columns as _columns  # noqa: E402
 

@@ -90,6 +90,10 @@ class ResponseFuture:
 
 _NOT_SET: object
 
+class _ConfigMode:
+    LEGACY: int
+    PROFILES: int
+
 class Session:
     cluster: Cluster
     is_shutdown: bool

@@ -8,6 +8,9 @@ from cassandra.policies import ColumnEncryptionPolicy
 from cassandra.protocol import ColumnMetadata
 
 UNSET_VALUE: object
+FETCH_SIZE_UNSET: object
+
+def bind_params(query: str, params: Any, encoder: Any) -> str: ...
 
 def tuple_factory(colnames: list[str], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]: ...
 def named_tuple_factory(colnames: list[str], rows: list[tuple[Any, ...]]) -> list[Any]: ...
@@ -48,6 +51,7 @@ class PreparedStatement:
     column_encryption_policy: ColumnEncryptionPolicy | None
     fetch_size: Any
     consistency_level: int | None
+    is_idempotent: bool
     # a plain attribute in cassandra-driver, a read-only property in scylla-driver
     @property
     def result_metadata(self) -> list[tuple[str, str, str, type[_CassandraType]]] | None: ...

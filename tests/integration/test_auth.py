@@ -142,3 +142,25 @@ def test_dask_and_ray_specs_keep_the_role() -> None:
     with pytest.raises(ConnectError) as caught:
         session_for(Connect([host], port, username=READER, password=WRONG_PASSWORD))
     assert refused_login(caught.value) and WRONG_PASSWORD not in str(caught.value)
+
+
+@pytest.mark.parametrize("protocol_version", [4, 5])
+def test_the_request_path_logs_in_with_the_auth_provider(reader: Any, protocol_version: int) -> None:
+    from cassandra import Unauthorized
+
+    from cqlcodec import aio
+
+    cluster = auth_cluster(READER, READER_PASSWORD, protocol_version=protocol_version)
+    session = cluster.connect()
+    try:
+        ps = session.prepare(f"SELECT v FROM {KEYSPACE}.readable WHERE k = ?")
+
+        async def main() -> list[Any]:
+            async with await aio.connect(session) as fast:
+                rows = [(await fast.execute(ps, [k])).one().v for k in (1, 2, 3)]
+                with pytest.raises(Unauthorized, match="SELECT"):
+                    await fast.execute(f"SELECT * FROM {KEYSPACE}.hidden")
+                return rows
+        assert asyncio.run(main()) == ["row 1", "row 2", "row 3"]
+    finally:
+        cluster.shutdown()

@@ -1,0 +1,328 @@
+"""Small requests against a real server (issue 43): one-row reads by key through
+cqlcodec's own request path (``cqlcodec.aio.connect``) against the driver and the native
+clients, client CPU per request (getrusage user+sys of the process) and requests/s, with
+100 requests in flight and one at a time.
+
+Table ``kv (id int PRIMARY KEY, name text, score double, ts timestamp, tags list<text>)``
+with ``KV_ROWS`` rows; prepared ``SELECT * FROM kv WHERE id = ?`` on spread keys. Each
+case runs in a fresh process: connect, prepare, ``WARMUP`` requests, then the counted
+ones. Cases (``--protocol`` is the driver's and cqlcodec's second version; the native
+clients speak v4):
+
+* ``driver``: ``execute_async`` with a window of 100 futures (one at a time:
+  ``session.execute``); ``driver+install``: the same with ``cqlcodec.driver.install``;
+* ``cqlcodec vN``: ``FastSession.execute`` from 100 worker coroutines (one: 1 worker);
+* ``floor v4``: the least an asyncio client with this codec can cost: the request path's
+  own connection with a statement bound by ``cqlcodec.Prepared`` and the answers decoded
+  by ``decode_result`` into tuples, no routing, retries or row factory;
+* ``acsylla``, ``scyllapy``, ``rsylla``: 100 worker coroutines (one: 1), when installed.
+
+Run by ``server_io.py --only requests`` (``nox -s bench_server -- --only requests``), or
+alone: ``python benchmarks/server_requests.py --port 9042 [--runs 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import importlib.util
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+KEYSPACE = "cqlcodec_bench"
+KV_ROWS = 10_000
+WARMUP = 2_000
+COUNTED = {"100": 20_000, "1": 3_000}
+WINDOW = 100
+QUERY = "SELECT * FROM kv WHERE id = ?"
+PEERS = ("acsylla", "scyllapy", "rsylla")
+
+
+def cases(protocol: int) -> list[str]:
+    """Every case name: ``requests <client> <in flight>``."""
+    clients = ["driver", "driver+install", "cqlcodec v4", f"cqlcodec v{protocol}", "floor v4",
+               *[p for p in PEERS if importlib.util.find_spec(p) is not None]]
+    clients = list(dict.fromkeys(clients))
+    return [f"requests {c} {n}" for n in ("100", "1") for c in clients]
+
+
+def prepare_kv(host: str, port: int) -> None:
+    """The kv table with its rows (once)."""
+    from cassandra.cluster import Cluster
+
+    cluster = Cluster([host], port=port, protocol_version=4, connect_timeout=30)
+    try:
+        s = cluster.connect()
+        s.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
+                  "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=120)
+        s.set_keyspace(KEYSPACE)
+        s.execute("CREATE TABLE IF NOT EXISTS kv (id int PRIMARY KEY, name text, score double, "
+                  "ts timestamp, tags list<text>)", timeout=120)
+        s.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
+        done = s.execute("SELECT rows FROM loaded WHERE name = 'kv'").one()
+        if done is not None and done.rows == KV_ROWS:
+            return
+        insert = s.prepare("INSERT INTO kv (id, name, score, ts, tags) VALUES (?, ?, ?, ?, ?)")
+        from cassandra.concurrent import execute_concurrent_with_args
+
+        base = datetime.datetime(2026, 1, 1)
+        execute_concurrent_with_args(s, insert, [
+            (k, f"name {k}", k / 7, base + datetime.timedelta(seconds=k), [f"t{k % 5}", "x"])
+            for k in range(KV_ROWS)], concurrency=100)
+        s.execute("INSERT INTO loaded (name, rows) VALUES ('kv', %s)", [KV_ROWS])
+    finally:
+        cluster.shutdown()
+
+
+def _keys(n: int) -> list[int]:
+    return [k * 7919 % KV_ROWS for k in range(n)]
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+async def _workers(one: Any, keys: list[int], workers: int) -> None:
+    it = iter(keys)
+
+    async def worker() -> None:
+        for k in it:
+            await one(k)
+    await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+def _driver_window(session: Any, ps: Any, keys: list[int], window: int) -> None:
+    done = threading.Event()
+    lock = threading.Lock()
+    it = iter(keys)
+    left = [len(keys)]
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        with lock:
+            k = next(it, None)
+        if k is not None:
+            session.execute_async(ps, (k,)).add_callbacks(ok, fail)
+
+    def ok(_rows: Any) -> None:
+        with lock:
+            left[0] -= 1
+            last = left[0] == 0
+        if last:
+            done.set()
+        else:
+            start()
+
+    def fail(exc: BaseException) -> None:
+        errors.append(exc)
+        done.set()
+    for _ in range(min(window, len(keys))):
+        start()
+    done.wait()
+    if errors:
+        raise errors[0]
+
+
+def _measure(run: Any, inflight: str) -> dict[str, float]:
+    run(_keys(WARMUP))
+    keys = _keys(COUNTED[inflight])
+    cpu0, wall0 = _cpu(), time.perf_counter()
+    run(keys)
+    cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
+    return {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
+
+
+def child(case: str, host: str, port: int) -> dict[str, float]:
+    """Measure one case in this process."""
+    _kind, client, *rest = case.split()
+    inflight = rest[-1]
+    version = rest[0] if len(rest) == 2 else ""
+    workers = WINDOW if inflight == "100" else 1
+    if client in PEERS:
+        return _peer(client, host, port, inflight, workers)
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    protocol = int(version[1:]) if version else 5
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
+    cluster = Cluster([host], port=port, protocol_version=protocol, connect_timeout=30,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    if client == "driver+install":
+        import cqlcodec.driver
+
+        cqlcodec.driver.install(cluster)
+    session = cluster.connect(KEYSPACE)
+    ps = session.prepare(QUERY)
+    try:
+        if client.startswith("driver"):
+            if inflight == "1":
+                def sync(keys: list[int]) -> None:
+                    for k in keys:
+                        session.execute(ps, (k,))
+                return _measure(sync, inflight)
+            return _measure(lambda keys: _driver_window(session, ps, keys, WINDOW), inflight)
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        if client == "cqlcodec":
+            from cqlcodec import aio
+
+            fast = loop.run_until_complete(aio.connect(session))
+
+            async def one(k: int) -> None:
+                await fast.execute(ps, (k,))
+            out = _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)),
+                           inflight)
+            loop.run_until_complete(fast.close())
+            return out
+        return _floor(loop, session, ps, inflight, workers)
+    finally:
+        cluster.shutdown()
+
+
+def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str,
+           workers: int) -> dict[str, float]:
+    import cqlcodec
+    from cqlcodec.driver.columns import prepared_of
+    from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT, Parameters, execute_body
+    from cqlcodec.requests.handshake import open_connection
+
+    host = next(iter(session.cluster.metadata.all_hosts()))
+    conn = loop.run_until_complete(open_connection(loop, host, session.cluster, 4, 1024,
+                                                   KEYSPACE, 30))
+    ours = prepared_of(ps)
+    ours = cqlcodec.Prepared(ours.bind_columns, [], ours.pk_indexes, 4, ps.query_id)
+    params = Parameters(1, None, 0, None, None, None, False)
+    decode = cqlcodec.decode_result
+
+    async def one(k: int) -> None:
+        if not conn.has_room():
+            await conn.wait_slot()
+        frame = await conn.request(OP_EXECUTE, execute_body(4, ps.query_id, None, params,
+                                                            ours.bind((k,)).values))
+        assert frame.opcode == OP_RESULT
+        decode(frame.body, 4)
+    out = _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)), inflight)
+    conn.close()
+    return out
+
+
+def _peer(peer: str, host: str, port: int, inflight: str, workers: int) -> dict[str, float]:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    query = QUERY
+    if peer == "acsylla":
+        acsylla = importlib.import_module("acsylla")  # pip install acsylla (not a nox dependency)
+
+        async def open_acsylla() -> Any:
+            cluster = acsylla.create_cluster([host], port=port, protocol_version=4,
+                                             request_timeout=120)
+            session = await cluster.create_session(keyspace=KEYSPACE)
+            return session, await session.create_prepared(query)
+        session, prepared = loop.run_until_complete(open_acsylla())
+
+        async def one(k: int) -> None:
+            statement = prepared.bind()
+            statement.bind(0, k)
+            [row.as_tuple() for row in await session.execute(statement)]
+    elif peer == "scyllapy":
+        scyllapy = importlib.import_module("scyllapy")  # pip install scyllapy (not a nox dependency)
+
+        async def open_scyllapy() -> Any:
+            scylla = scyllapy.Scylla([f"{host}:{port}"], keyspace=KEYSPACE)
+            await scylla.startup()
+            return scylla, await scylla.prepare(query)
+        scylla, prepared = loop.run_until_complete(open_scyllapy())
+
+        async def one(k: int) -> None:
+            (await scylla.execute(prepared, [k])).all()
+    else:
+        rsylla = importlib.import_module("rsylla")  # pip install rsylla (not a nox dependency)
+
+        async def open_rsylla() -> Any:
+            session = await rsylla.SessionBuilder().known_node(f"{host}:{port}") \
+                .use_keyspace(KEYSPACE, False).build()
+            return session, await session.prepare(query)
+        session, prepared = loop.run_until_complete(open_rsylla())
+
+        async def one(k: int) -> None:
+            [row.columns() for row in (await session.execute_prepared(prepared, {"id": k})).rows()]
+    return _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)), inflight)
+
+
+def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str) -> dict[str, Any]:
+    """Every case ``runs`` times, rounds interleaved, fresh processes; prints and returns
+    the medians and the ratios of cqlcodec's path to the others."""
+    import cqlcodec
+
+    prepare_kv(host, port)
+    names = cases(protocol)
+    results: dict[str, list[dict[str, float]]] = {c: [] for c in names}
+    cannot: dict[str, str] = {}
+    for r in range(runs):
+        for case in names:
+            if case in cannot:
+                continue
+            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case,
+                                   "--host", host, "--port", str(port)],
+                                  capture_output=True, text=True, timeout=900)
+            lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
+            if done.returncode != 0 or not lines:
+                cannot[case] = (done.stderr.strip().splitlines() or ["failed"])[-1][:160]
+                print(f"run {r + 1}/{runs} {case:34s} cannot: {cannot[case]}", flush=True)
+                continue
+            got = json.loads(lines[-1])
+            results[case].append(got)
+            print(f"run {r + 1}/{runs} {case:34s} {got['cpu_us']:8.1f} us CPU/request "
+                  f"{got['req_s']:9.0f} req/s", flush=True)
+    medians = {c: {k: statistics.median(x[k] for x in v) for k in ("cpu_us", "req_s")}
+               for c, v in results.items() if v}
+    print(f"\nmedians of {runs} runs; cqlcodec compiled={cqlcodec.COMPILED}")
+    print(f"{'case':34s} {'CPU us/req':>10s} {'req/s':>9s}")
+    for c, m in medians.items():
+        print(f"{c:34s} {m['cpu_us']:10.1f} {m['req_s']:9.0f}")
+    ratios = []
+    for n in ("100", "1"):
+        ours = f"requests cqlcodec v4 {n}"
+        for other in ("driver", "driver+install", "floor v4", *PEERS):
+            key = f"requests {other} {n}"
+            if ours in medians and key in medians:
+                ratios.append({"in_flight": n, "other": other,
+                               "cpu_ratio": medians[ours]["cpu_us"] / medians[key]["cpu_us"],
+                               "req_s_ratio": medians[ours]["req_s"] / medians[key]["req_s"]})
+                print(f"{n:>3s} in flight, cqlcodec v4 / {other:15s}: CPU {ratios[-1]['cpu_ratio']:.2f}x, "
+                      f"req/s {ratios[-1]['req_s_ratio']:.2f}x")
+    os.makedirs(out_dir, exist_ok=True)
+    report = {"runs": results, "medians": medians, "ratios": ratios, "cannot": cannot,
+              "compiled": cqlcodec.COMPILED, "protocol": protocol,
+              "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    with open(os.path.join(out_dir, "server_requests.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9042)
+    parser.add_argument("--protocol", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", default="bench-results")
+    parser.add_argument("--child", default="")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.host, args.port)))
+        return
+    run_group(args.host, args.port, args.protocol, args.runs, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""One connection of cqlcodec's request path: an asyncio protocol on the caller's loop.
+
+Requests are queued with :meth:`Connection.request`, which returns the future of the
+answer's :class:`Frame`; the frames queued during one iteration of the loop go out in
+one ``transport.write`` (on protocol v5 in shared segments). Incoming bytes are cut
+into frames by :class:`~cqlcodec.connection.FrameReassembler` and handed to the future
+waiting on their stream id. A request whose caller gave up (cancelled, timed out) keeps
+its stream id until its answer arrives or the connection closes. At most
+``max_in_flight`` requests are in flight; :meth:`Connection.wait_slot` waits for room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final
+
+from cassandra import OperationTimedOut
+from cassandra.connection import ConnectionShutdown
+
+from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.requests.deadlines import Deadlines
+from cqlcodec.requests.frames import envelope, segments
+from cqlcodec.requests.streams import StreamIds
+
+_VERSIONS: Final = (4, 5)
+
+
+class Frame:
+    """One answer: its header fields and its body (tracing id, warnings, custom payload
+    still in front when its flags say so)."""
+
+
+    def __init__(self, version: int, flags: int, stream: int, opcode: int, body: bytes) -> None:
+        self.version = version
+        self.flags = flags
+        self.stream = stream
+        self.opcode = opcode
+        self.body = body
+
+
+class Connection:
+    """An asyncio protocol (``loop.create_connection(lambda: conn, ...)``) carrying
+    cqlcodec's requests to one host."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, version: int, host: object,
+                 max_in_flight: int, on_close: Callable[[Connection], None] | None = None) -> None:
+        if version not in _VERSIONS:
+            raise ValueError(f"cqlcodec's request path speaks protocol v4 and v5, not v{version}")
+        self.loop: Final = loop
+        self.version: Final = version
+        self.host: Final = host
+        self.max_in_flight: Final = max_in_flight
+        self.on_close = on_close
+        self.streams: Final = StreamIds(max(max_in_flight, 1))
+        self.transport: asyncio.Transport | None = None
+        self.reader: Final = FrameReassembler(_VERSIONS)
+        self.framed = False  # v5 segments both ways (after READY or AUTHENTICATE)
+        self.keyspace: str | None = None
+        self.closed = False
+        self.error: BaseException | None = None
+        self.made: asyncio.Future[None] = loop.create_future()
+        self._waiters: list[asyncio.Future[Frame] | None] = [None] * self.streams.limit
+        self.deadlines: Final = Deadlines(loop, self._timed_out)
+        self._out: list[bytes] = []
+        self._flushing = False
+        self._room: deque[asyncio.Future[None]] = deque()
+        self.sent = 0  # frames written
+        self.writes = 0  # transport.write calls
+
+    # ------------------------------------------------------------------ asyncio protocol
+
+    def connection_made(self, transport: Any) -> None:
+        """asyncio: the socket is connected."""
+        self.transport = transport
+        if not self.made.done():
+            self.made.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        """asyncio: bytes arrived; every whole frame goes to its waiter."""
+        reader = self.reader
+        reader.write(data)
+        try:
+            while reader.next_frame():
+                self._answer(Frame(reader.version, reader.flags, reader.stream, reader.opcode,
+                                   reader.body))
+        except Exception as exc:  # a malformed stream: nothing after it can be trusted
+            self.close(ConnectionShutdown(f"cqlcodec: connection to {self.host} failed: {exc}"))
+
+    def eof_received(self) -> bool:
+        """asyncio: the server closed its side; close ours."""
+        return False
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """asyncio: the socket is closed; every request in flight fails."""
+        why = f": {exc}" if exc is not None else ""
+        self._shutdown(ConnectionShutdown(f"cqlcodec: connection to {self.host} closed{why}"))
+
+    def pause_writing(self) -> None:
+        """asyncio: the transport's buffer is full (it keeps the bytes; nothing to do)."""
+
+    def resume_writing(self) -> None:
+        """asyncio: the transport's buffer drained."""
+
+    # ------------------------------------------------------------------ requests
+
+    def start_segments(self) -> None:
+        """Protocol v5: frames travel in segments from now on, both ways."""
+        self.framed = True
+        self.reader.enable_segments(None)
+
+    def has_room(self) -> bool:
+        """Whether a request can be sent now without waiting."""
+        return not self.closed and self.streams.in_use < self.max_in_flight
+
+    async def wait_slot(self) -> None:
+        """Wait until a request can be sent (or the connection closed)."""
+        while not self.closed and self.streams.in_use >= self.max_in_flight:
+            room: asyncio.Future[None] = self.loop.create_future()
+            self._room.append(room)
+            try:
+                await room
+            except asyncio.CancelledError:
+                if room.done() and not room.cancelled():
+                    self._wake_one()  # the slot it was given goes to the next caller
+                raise
+
+    def request(self, opcode: int, body: bytes, flags: int = 0,
+                timeout: float | None = None) -> asyncio.Future[Frame]:
+        """Queue a request; the future gets its answer (or the connection's error, or
+        the driver's ``OperationTimedOut`` after ``timeout`` seconds). Raises
+        ``ConnectionShutdown`` on a closed connection; the caller makes sure there is
+        room (:meth:`has_room`, :meth:`wait_slot`)."""
+        if self.closed:
+            raise self._closed_error()
+        sid = self.streams.acquire()
+        if sid < 0:
+            raise ConnectionShutdown(f"cqlcodec: no free stream id on the connection to {self.host}")
+        fut: asyncio.Future[Frame] = self.loop.create_future()
+        self._waiters[sid] = fut
+        if timeout is not None:
+            self.deadlines.add(timeout, sid, fut, self.streams.in_use)
+        self._out.append(envelope(self.version, flags, sid, opcode, body))
+        if not self._flushing:
+            self._flushing = True
+            self.loop.call_soon(self._flush)
+        return fut
+
+    def _flush(self) -> None:
+        self._flushing = False
+        out = self._out
+        if not out or self.transport is None:
+            return
+        self._out = []
+        self.sent += len(out)
+        self.writes += 1
+        data = segments(out) if self.framed else (out[0] if len(out) == 1 else b"".join(out))
+        self.transport.write(data)
+
+    def _answer(self, frame: Frame) -> None:
+        sid = frame.stream
+        if sid < 0 or sid >= self.streams.limit:
+            return  # an EVENT (stream -1): this connection registers for none
+        fut = self._take(sid)
+        if fut is None:
+            return  # not ours (a bug on the server's side); nothing waits for it
+        if not fut.done():
+            fut.set_result(frame)
+        if self._room:
+            self._wake_one()
+
+    def _take(self, sid: int) -> asyncio.Future[Frame] | None:
+        """The future waiting on ``sid`` (None: none); its timer is cancelled and the id
+        is free again."""
+        fut = self._waiters[sid]
+        if fut is None:
+            return None
+        self._waiters[sid] = None
+        self.streams.release(sid)
+        return fut
+
+    def _wake_one(self) -> None:
+        room = self._room
+        while room:
+            waiter = room.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _timed_out(self, sid: int, fut: asyncio.Future[Frame], timeout: float) -> None:
+        if self._waiters[sid] is fut and not fut.done():
+            self.streams.orphan(sid)
+            fut.set_exception(OperationTimedOut(
+                errors={str(self.host): f"Client request timeout ({timeout} s)"},
+                last_host=self.host))
+
+    def in_flight(self) -> int:
+        """Stream ids in use (answers awaited, given up or not)."""
+        return self.streams.in_use
+
+    # ------------------------------------------------------------------ closing
+
+    def _closed_error(self) -> ConnectionShutdown:
+        err = self.error
+        if isinstance(err, ConnectionShutdown):
+            return err
+        return ConnectionShutdown(f"cqlcodec: connection to {self.host} is closed")
+
+    def close(self, error: BaseException | None = None) -> None:
+        """Close the socket; requests in flight fail with ``error`` (ConnectionShutdown)."""
+        transport = self.transport
+        self._shutdown(error if error is not None else
+                       ConnectionShutdown(f"cqlcodec: connection to {self.host} was closed"))
+        if transport is not None:
+            transport.close()
+
+    def _shutdown(self, error: BaseException) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.error = error
+        if not self.made.done():
+            self.made.set_exception(error)
+        for sid in range(self.streams.limit):
+            fut = self._take(sid)
+            if fut is not None and not fut.done():
+                fut.set_exception(error)
+        self._out = []
+        self.deadlines.clear()
+        while self._room:
+            waiter = self._room.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        if self.on_close is not None:
+            self.on_close(self)
+
+    def leftovers(self) -> tuple[int, int, int]:
+        """(stream ids in use, futures kept, deadlines of requests not answered): all 0
+        on an idle connection."""
+        return (self.streams.in_use, sum(1 for f in self._waiters if f is not None),
+                self.deadlines.pending())

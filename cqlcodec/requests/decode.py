@@ -1,0 +1,266 @@
+"""Answers of the request path as the session's caller gets them: rows made by the
+session's row factory, or a page of columns, with the server's warnings and tracing id.
+
+A prepared statement's rows are decoded by cqlcodec's compiled row decoder into the
+values the session returns (the driver's value classes, or cqlcodec's plain values with
+``install(plain_values=True)``); anything else (a simple statement's rows, rows whose
+columns changed since the statement was prepared, a column type the driver reads its own
+way, and every other RESULT kind) is read by the session's own protocol handler, so it
+is exactly what ``session.execute`` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Final
+
+from cassandra import DriverException
+from cassandra.query import named_tuple_factory
+
+from cqlcodec.errors import CodecError, DecodeError
+from cqlcodec.protocol.metadata import (
+    HAS_MORE_PAGES,
+    METADATA_CHANGED,
+    NO_METADATA,
+    read_rows_metadata,
+)
+from cqlcodec.protocol.results import decode_rows_with
+from cqlcodec.requests.connection import Frame
+from cqlcodec.requests.frames import FLAG_CUSTOM_PAYLOAD, FLAG_TRACING, FLAG_WARNING, OP_RESULT
+from cqlcodec.requests.statements import set_result_metadata
+from cqlcodec.runtime import collector
+from cqlcodec.runtime.buffers import read_i32_be
+from cqlcodec.runtime.wire import read_short, read_string
+
+ROWS: Final = 2
+_SEEN_MAX: Final = 1024
+_PAUSE_FROM: Final = 64  # rows: larger pages are decoded with the cyclic collector held off
+_log: Final = logging.getLogger("cassandra.protocol")  # where the driver logs server warnings
+
+
+class Page:
+    """One answer: its rows (as the row factory made them; None for a result without
+    rows), the paging state of the next page, the server's warnings, the tracing id and
+    the driver's message for a RESULT that is not rows."""
+
+    def __init__(self) -> None:
+        self.rows: Any = None
+        self.column_names: list[str] | None = None
+        self.paging_state: bytes | None = None
+        self.warnings: list[str] | None = None
+        self.trace_id: uuid.UUID | None = None
+        self.custom_payload: dict[str, bytes] | None = None
+        self.message: Any = None
+        self.body: bytes = b""
+        self.rows_at = 0
+
+
+def end_rows(body: bytes, rows_at: int) -> int:
+    """The ``rows_count`` at ``rows_at`` (0 when cut short)."""
+    return read_i32_be(body, rows_at) if len(body) - rows_at >= 4 else 0
+
+
+def _converted(rows: list[Any], convs: list[Any], indexes: list[int],
+               metadata: Any) -> list[Any]:
+    """``rows`` with the values of columns ``indexes`` made the driver's by ``convs``."""
+    out: list[Any] = []
+    for row in rows:
+        cells = list(row)
+        for i in indexes:
+            v = cells[i]
+            if v is not None:
+                try:
+                    cells[i] = convs[i](v)
+                except Exception as exc:  # e.g. a registered UDT class refusing the values
+                    dt = metadata[i][3]
+                    err = DriverException(
+                        f'Failed decoding result column "{metadata[i][2]}" of type '
+                        f"{dt.cql_parameterized_type()}: {exc}")
+                    err.__cause__ = exc
+                    raise err
+        out.append(tuple(cells))
+    return out
+
+
+def read_prefix(frame: Frame, page: Page) -> int:
+    """Read the tracing id, warnings and custom payload in front of the body into
+    ``page``; returns where the message starts."""
+    flags = frame.flags
+    if not flags & (FLAG_TRACING | FLAG_WARNING | FLAG_CUSTOM_PAYLOAD):
+        return 0
+    body = frame.body
+    end = len(body)
+    p = 0
+    if flags & FLAG_TRACING:
+        if end < 16:
+            raise DecodeError("the tracing id is cut short", "RESULT", 0)
+        page.trace_id = uuid.UUID(bytes=body[:16])
+        p = 16
+    if flags & FLAG_WARNING:
+        n = read_short(body, p, end, "warnings")
+        p += 2
+        warnings: list[str] = []
+        for _ in range(n):
+            text, p = read_string(body, p, end, "warning")
+            warnings.append(text)
+        page.warnings = warnings
+        for w in warnings:
+            _log.warning("Server warning: %s", w)
+    if flags & FLAG_CUSTOM_PAYLOAD:
+        n = read_short(body, p, end, "custom payload")
+        p += 2
+        payload: dict[str, bytes] = {}
+        for _ in range(n):
+            key, p = read_string(body, p, end, "custom payload key")
+            size = read_i32_be(body, p) if end - p >= 4 else -1
+            p += 4
+            payload[key] = body[p:p + max(size, 0)]
+            p += max(size, 0)
+        page.custom_payload = payload
+    return p
+
+
+class Decoder:
+    """Turns RESULT frames into :class:`Page` s for one session."""
+
+    def __init__(self, session: Any) -> None:
+        from cqlcodec.driver import installer
+        self.session = session
+        self.options: Any = installer.options_for(session)
+        self._result_plan: Any = installer.result_plan
+        self._plans: dict[bytes, tuple[Any, Any, int, Any, list[int]]] = {}
+        self._factory_for: Any = installer.row_factory_for
+        # per statement id: (its result metadata, the metadata flags and bytes last seen)
+        self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
+        self._row_classes: dict[tuple[str, ...], Any] = {}
+
+    def page(self, frame: Frame, version: int, ps: Any, row_factory: Any,
+             columnar: bool) -> Page:
+        """The page of a RESULT frame answering an EXECUTE of ``ps`` (None: a QUERY);
+        ``columnar``: keep the Rows body for a column decoder instead of making rows."""
+        page = Page()
+        pos = read_prefix(frame, page)
+        body = frame.body
+        end = len(body)
+        if end - pos >= 4 and read_i32_be(body, pos) == ROWS:
+            if columnar:
+                page.body = body[pos:] if pos else body
+                return page
+            if ps is not None and self._prepared_rows(body, pos, end, version, ps, row_factory,
+                                                      page):
+                return page
+        self._driver_page(frame, pos, version, ps, row_factory, page)
+        return page
+
+    def _prepared_rows(self, body: bytes, pos: int, end: int, version: int, ps: Any,
+                       row_factory: Any, page: Page) -> bool:
+        metadata = ps.result_metadata
+        if not metadata:
+            return False
+        start = pos + 4
+        rows_at = -1
+        paging_state: bytes | None = None
+        seen = self._metadata_seen.get(ps.query_id)
+        if seen is not None and seen[0] is metadata and end - start >= 4 \
+                and read_i32_be(body, start) == seen[1] and body.startswith(seen[2], start):
+            rows_at = start + len(seen[2])  # the same metadata bytes as before: same columns
+        else:
+            meta = read_rows_metadata(body, start, end, "RESULT rows metadata")
+            if meta.flags & METADATA_CHANGED or meta.column_count != len(metadata):
+                return False  # the driver reads it, and the statement learns the new metadata
+            columns = meta.columns
+            if columns is not None and not (meta.flags & NO_METADATA):
+                for i in range(len(columns)):
+                    if columns[i].name != metadata[i][2]:
+                        return False
+            rows_at = meta.end
+            paging_state = meta.paging_state
+            if not meta.flags & (HAS_MORE_PAGES | METADATA_CHANGED):
+                if len(self._metadata_seen) >= _SEEN_MAX:
+                    self._metadata_seen.clear()
+                self._metadata_seen[ps.query_id] = (metadata, meta.flags, body[start:rows_at])
+        rows = self._decode_rows(body, rows_at, metadata, version, ps)
+        if rows is None:
+            return False
+        names = [c[2] for c in metadata]
+        page.column_names = names
+        page.paging_state = paging_state
+        page.rows = self._made_rows(row_factory, names, rows)
+        return True
+
+    def _decode_rows(self, body: bytes, rows_at: int, metadata: Any, version: int,
+                     ps: Any) -> list[Any] | None:
+        """The rows at ``rows_at`` as tuples of the values the session returns; None when
+        the driver's own code reads such rows."""
+        policy = ps.column_encryption_policy
+        found = self._plans.get(ps.query_id)
+        if found is None or found[0] is not metadata or found[1] is not policy \
+                or found[2] != version:
+            if len(self._plans) >= _SEEN_MAX:
+                self._plans.clear()
+            plan = self._result_plan(metadata, version, policy, self.options)
+            convs = list(plan.converters)
+            found = (metadata, policy, version, plan,
+                     [i for i in range(len(convs)) if convs[i] is not None])
+            self._plans[ps.query_id] = found
+        plan = found[3]
+        desc = plan.desc
+        if desc is None:
+            return None
+        for cls in plan.empty_classes:
+            if getattr(cls, "support_empty_values", False):
+                return None  # the driver reads empty values of such types its own way
+        many = end_rows(body, rows_at) > _PAUSE_FROM
+        if many:
+            collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
+        try:
+            rows: list[Any] = decode_rows_with(body, rows_at, desc).rows
+            converted = found[4]
+            if converted and rows:
+                rows = _converted(rows, plan.converters, converted, metadata)
+        except CodecError:
+            return None  # refused by cqlcodec: the driver reads the message
+        finally:
+            if many:
+                collector.resume()
+        return rows
+
+    def _made_rows(self, row_factory: Any, names: list[str], rows: list[Any]) -> Any:
+        """``row_factory(names, rows)``; the driver's ``named_tuple_factory`` makes a new
+        Row class for every page, here the class it made for the first page of these
+        names is used again (the same fields, names and values)."""
+        if row_factory is not named_tuple_factory or not rows:
+            return self._factory_for(row_factory)(names, rows)
+        key = tuple(names)
+        cls = self._row_classes.get(key)
+        if cls is None:
+            first = row_factory(names, rows[:1])
+            cls = type(first[0])
+            if len(self._row_classes) >= _SEEN_MAX:
+                self._row_classes.clear()
+            self._row_classes[key] = cls
+        new = tuple.__new__
+        return [new(cls, r) for r in rows]
+
+    def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
+                     page: Page) -> None:
+        session = self.session
+        handler: Any = session.client_protocol_handler
+        msg = handler.decode_message(version, session.cluster._user_types, frame.stream,
+                                     frame.flags & ~(FLAG_WARNING | FLAG_TRACING |
+                                                     FLAG_CUSTOM_PAYLOAD),
+                                     frame.opcode, frame.body[pos:] if pos else frame.body, None,
+                                     ps.result_metadata if ps is not None else None)
+        page.message = msg
+        if frame.opcode != OP_RESULT:
+            return
+        if getattr(msg, "kind", None) == ROWS:
+            page.column_names = msg.column_names
+            page.paging_state = msg.paging_state
+            page.rows = row_factory(msg.column_names, msg.parsed_rows)
+            new_id = getattr(msg, "result_metadata_id", None)
+            if ps is not None and new_id is not None and msg.column_metadata:
+                # v5 metadata_changed: the statement describes its rows anew
+                set_result_metadata(ps, msg.column_metadata, new_id)
+

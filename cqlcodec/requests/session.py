@@ -1,0 +1,421 @@
+"""cqlcodec's own request path for a driver ``Session``: :func:`connect` returns a
+:class:`FastSession` whose connections live on the running asyncio loop.
+
+The session keeps the control plane (contact points, auth provider, TLS context,
+negotiated protocol version, metadata and token map, load-balancing and retry policies,
+host up/down, prepared statements); the :class:`FastSession` sends the requests. Each
+call is tried on the hosts of its query plan in order: a host it cannot connect to, a
+connection lost under a request that may be sent again (a read, or a statement marked
+idempotent) and the retry policy's ``RETRY_NEXT_HOST`` move on to the next host;
+``UNPREPARED`` re-prepares the statement on that host and sends it again. A write that
+may have been applied (a write timeout, a server or truncate error, a lost connection) is
+sent again only when its statement is marked idempotent, whatever the retry policy says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any, Final
+
+from cassandra import OperationTimedOut
+from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, NoHostAvailable
+from cassandra.connection import ConnectionShutdown
+from cassandra.policies import RetryPolicy
+from cassandra.protocol import (
+    PreparedQueryNotFound,
+    ReadTimeoutErrorMessage,
+    UnavailableErrorMessage,
+    WriteTimeoutErrorMessage,
+)
+from cassandra.query import PreparedStatement
+
+from cqlcodec.errors import CodecError
+from cqlcodec.requests.connection import Connection, Frame
+from cqlcodec.requests.decode import Decoder, Page
+from cqlcodec.requests.errors import UnsupportedRequestError, error_message, error_of
+from cqlcodec.requests.frames import OP_ERROR, OP_PREPARE, OP_RESULT, prepare_body
+from cqlcodec.requests.handshake import open_connection, use_keyspace
+from cqlcodec.requests.routing import query_plan
+from cqlcodec.requests.statements import (
+    Binder,
+    Request,
+    Settings,
+    build_request,
+    set_result_metadata,
+    statement_of,
+)
+
+_RETRY: Final = RetryPolicy.RETRY
+_RETHROW: Final = RetryPolicy.RETHROW
+_IGNORE: Final = RetryPolicy.IGNORE
+_NEXT_HOST: Final = RetryPolicy.RETRY_NEXT_HOST
+_REPREPARES: Final = 3  # UNPREPARED answers to one attempt before giving up
+_APPLIED_OR_NOT: Final = ("TruncateError", "ServerError")
+_OTHER_ERRORS: Final = ("OverloadedErrorMessage", "IsBootstrappingErrorMessage", "TruncateError",
+                        "ServerError")
+
+
+class FastResult:
+    """What :meth:`FastSession.execute` returns: the rows (a list, as the row factory made
+    them), and of the last page fetched its paging state (None: no more pages), the
+    server's warnings, the tracing id (``trace=True``) and the coordinator host."""
+
+    def __init__(self, rows: list[Any], column_names: list[str] | None) -> None:
+        self.rows = rows
+        self.column_names = column_names
+        self.paging_state: bytes | None = None
+        self.warnings: list[str] | None = None
+        self.trace_id: Any = None
+        self.custom_payload: dict[str, bytes] | None = None
+        self.coordinator: Any = None
+        self.message: Any = None
+
+    @property
+    def has_more_pages(self) -> bool:
+        """Whether the server has more pages after these rows."""
+        return self.paging_state is not None
+
+    def one(self) -> Any:
+        """The first row, or None."""
+        return self.rows[0] if self.rows else None
+
+    def all(self) -> list[Any]:
+        """Every row."""
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.rows[index]
+
+    def __repr__(self) -> str:
+        return f"<FastResult {len(self.rows)} rows, more pages: {self.has_more_pages}>"
+
+
+class FastSession:
+    """Requests of a driver session sent by cqlcodec on this loop (see :func:`connect`)."""
+
+    def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, max_in_flight: int,
+                 connect_timeout: float) -> None:
+        version = session.cluster.protocol_version
+        if version not in (4, 5):
+            raise UnsupportedRequestError(
+                f"cqlcodec's request path speaks protocol v4 and v5; this session uses "
+                f"v{version}: use the session itself (cqlcodec.aio.execute)")
+        self.session = session
+        self.loop = loop
+        self.version: int = version
+        self.max_in_flight = max_in_flight
+        self.connect_timeout = connect_timeout
+        self.closed = False
+        self._conns: dict[Any, Connection] = {}
+        self._opening: dict[Any, asyncio.Future[Connection]] = {}
+        self._binder = Binder()
+        self._decoder = Decoder(session)
+        self.reprepared = 0  # statements prepared again after an UNPREPARED answer
+
+    # ----------------------------------------------------------------- public verbs
+
+    async def execute(self, query: object, parameters: Any = None, *, timeout: object = _NOT_SET,
+                      execution_profile: object = EXEC_PROFILE_DEFAULT,
+                      paging_state: bytes | None = None, trace: bool = False,
+                      all_pages: bool = True) -> FastResult:
+        """``session.execute(query, parameters, ...)`` on this path: every row of every
+        page (``all_pages=False``: the first page only, and its ``paging_state`` to pass
+        again), as the execution profile's row factory makes them."""
+        req = self._request(query, parameters, timeout, execution_profile, paging_state, trace)
+        rows: list[Any] = []
+        names: list[str] | None = None
+        while True:
+            page, host = await self._run(req, False)
+            if page.rows:
+                rows.extend(page.rows)
+            if page.column_names is not None:
+                names = page.column_names
+            if page.paging_state is None or not all_pages or not req.fetch_size:
+                out = FastResult(rows, names)
+                out.paging_state = page.paging_state
+                out.warnings = page.warnings
+                out.trace_id = page.trace_id
+                out.custom_payload = page.custom_payload
+                out.coordinator = host
+                out.message = page.message
+                return out
+            req.paging_state = page.paging_state
+
+    async def execute_columns(self, query: object, parameters: Any = None, *,
+                              timeout: object = _NOT_SET,
+                              execution_profile: object = EXEC_PROFILE_DEFAULT,
+                              paging_state: bytes | None = None,
+                              fetch_size: int | None = None) -> Any:
+        """Every page of a query's rows decoded into columns: a
+        :class:`~cqlcodec.driver.ColumnPages`, as :func:`cqlcodec.aio.execute_columns`
+        returns (``fetch_size``: rows per page, else the statement's or the session's)."""
+        from cqlcodec.driver.columns import ColumnPages, RawPage
+        req = self._request(query, parameters, timeout, execution_profile, paging_state, False)
+        if fetch_size is not None:
+            if fetch_size < 1:
+                raise ValueError(f"fetch_size must be at least 1, not {fetch_size}")
+            req.fetch_size = fetch_size
+        req.skip_metadata = False  # the column decoder reads the columns from the page
+        batches: list[Any] = []
+        policy = req.ps.column_encryption_policy if req.ps is not None else \
+            self.session.cluster.column_encryption_policy
+        while True:
+            page, _host = await self._run(req, True)
+            if not page.body:
+                raise CodecError("execute_columns needs a statement that returns rows")
+            raw = RawPage(page.body, self.version, policy)
+            batches.append(raw.decode())
+            state = raw.paging_state
+            if state is None or not req.fetch_size:
+                return ColumnPages.of_batches(batches)
+            req.paging_state = state
+
+    async def prepare(self, query: str, keyspace: str | None = None) -> PreparedStatement:
+        """Prepare ``query`` (on one host of the plan; other hosts prepare it when they
+        first answer ``UNPREPARED``): the driver's ``PreparedStatement``, registered with
+        the cluster as ``session.prepare`` registers it."""
+        settings = self._settings_of(EXEC_PROFILE_DEFAULT)
+        req = Request(OP_PREPARE, query, None, None, settings)
+        req.keyspace = keyspace or self.session.keyspace
+        errors: dict[Any, BaseException] = {}
+        for host in query_plan(self.session, req):
+            try:
+                conn = await self._connection(host)
+                msg = await self._prepare_on(conn, query, keyspace, settings.timeout)
+            except (ConnectionShutdown, OSError, asyncio.TimeoutError) as exc:
+                errors[host] = exc
+                continue
+            cluster = self.session.cluster
+            ps = statement_of(cluster, msg, query, keyspace, self.version)
+            cluster.add_prepared(msg.query_id, ps)
+            return ps
+        raise NoHostAvailable("Unable to prepare the statement on any host", errors)
+
+    async def close(self) -> None:
+        """Close every connection (requests in flight fail with ``ConnectionShutdown``)."""
+        self.closed = True
+        for fut in list(self._opening.values()):
+            fut.cancel()
+        for conn in list(self._conns.values()):
+            conn.close()
+        self._conns.clear()
+        await asyncio.sleep(0)
+
+    async def __aenter__(self) -> FastSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def leftovers(self) -> tuple[int, int, int]:
+        """Over every connection: (stream ids in use, futures kept, timers kept)."""
+        total = [0, 0, 0]
+        for conn in self._conns.values():
+            a, b, c = conn.leftovers()
+            total[0] += a
+            total[1] += b
+            total[2] += c
+        return total[0], total[1], total[2]
+
+    # ----------------------------------------------------------------- internals
+
+    def _settings_of(self, profile: object) -> Settings:
+        # read per call, as the driver reads them: a profile changed since applies at once
+        return Settings(self.session, profile)
+
+    def _request(self, query: object, parameters: Any, timeout: object, profile: object,
+                 paging_state: bytes | None, trace: bool) -> Request:
+        if self.closed:
+            raise ConnectionShutdown("cqlcodec: this FastSession is closed")
+        settings = self._settings_of(profile)
+        if settings.speculative is not None and getattr(query, "is_idempotent", False):
+            raise UnsupportedRequestError(
+                "cqlcodec's request path does not do speculative execution yet: use "
+                "session.execute_async (or an execution profile without "
+                "speculative_execution_policy)")
+        return build_request(self.session, self._binder, settings, query, parameters, timeout,
+                             paging_state, trace, _NOT_SET)
+
+    async def _connection(self, host: Any) -> Connection:
+        conn = self._conns.get(host)
+        if conn is not None and not conn.closed:
+            return conn
+        opening = self._opening.get(host)
+        if opening is None:
+            opening = asyncio.ensure_future(open_connection(
+                self.loop, host, self.session.cluster, self.version, self.max_in_flight,
+                self.session.keyspace, self.connect_timeout))
+            self._opening[host] = opening
+            try:
+                conn = await asyncio.shield(opening)
+            finally:
+                if self._opening.get(host) is opening:
+                    del self._opening[host]
+            if self.closed:
+                conn.close()
+                raise ConnectionShutdown("cqlcodec: this FastSession is closed")
+            conn.on_close = self._forget
+            self._conns[host] = conn
+            return conn
+        return await asyncio.shield(opening)
+
+    def _forget(self, conn: Connection) -> None:
+        if self._conns.get(conn.host) is conn:
+            del self._conns[conn.host]
+
+    async def _prepare_on(self, conn: Connection, query: str, keyspace: str | None,
+                          timeout: float | None) -> Any:
+        if not conn.has_room():
+            await conn.wait_slot()
+        frame = await conn.request(OP_PREPARE, prepare_body(self.version, query, keyspace),
+                                   0, timeout)
+        if frame.opcode != OP_RESULT:
+            raise error_of(frame, self.version, conn.host) if frame.opcode == OP_ERROR else \
+                ConnectionShutdown(f"cqlcodec: unexpected answer {frame.opcode} to PREPARE")
+        return self._decoder.page(frame, self.version, None, None, False).message
+
+    async def _reprepare(self, conn: Connection, req: Request, timeout: float | None) -> None:
+        ps: Any = req.ps
+        keyspace = ps.keyspace if self.version >= 5 else None
+        if self.version < 5 and ps.keyspace and conn.keyspace != ps.keyspace:
+            raise ValueError(f"The Session's current keyspace ({conn.keyspace}) does not match "
+                             f"the keyspace the statement was prepared with ({ps.keyspace})")
+        msg = await self._prepare_on(conn, ps.query_string, keyspace, timeout)
+        self.reprepared += 1
+        if msg.query_id != ps.query_id:
+            raise CodecError(f"re-preparing gave a different statement id "
+                             f"({msg.query_id.hex()} instead of {ps.query_id.hex()})")
+        if self.version >= 5:
+            set_result_metadata(ps, msg.column_metadata, msg.result_metadata_id)
+
+    async def _run(self, req: Request, columnar: bool) -> tuple[Page, Any]:
+        """Send ``req`` until a host answers it (its page) or the policies give up."""
+        session = self.session
+        version = self.version
+        deadline = None if req.timeout is None else self.loop.time() + req.timeout
+        plan = query_plan(session, req)
+        errors: dict[Any, BaseException] = {}
+        retries = 0
+        reprepares = 0
+        host = next(plan, None)
+        while True:
+            if host is None:
+                raise NoHostAvailable("Unable to complete the operation against any hosts",
+                                      errors)
+            left = None if deadline is None else deadline - self.loop.time()
+            if left is not None and left <= 0:
+                raise OperationTimedOut(errors=errors, last_host=host)
+            try:
+                conn = self._conns.get(host)
+                if conn is None or conn.closed:
+                    conn = await self._connection(host)
+                if not conn.has_room():
+                    await conn.wait_slot()
+                keyspace = session.keyspace
+                if keyspace and conn.keyspace != keyspace:
+                    await use_keyspace(conn, keyspace, self.connect_timeout)
+                fut = conn.request(req.opcode, req.body(version), req.flags, left)
+            except (ConnectionShutdown, OSError, asyncio.TimeoutError) as exc:
+                errors[host] = exc
+                host = next(plan, None)
+                continue
+            try:
+                frame: Frame = await fut
+            except ConnectionShutdown as exc:
+                errors[host] = exc
+                if not (req.is_read or req.idempotent):
+                    raise
+                decision = req.retry_policy.on_request_error(
+                    req.policy_statement(), req.consistency, exc, retries)
+                host = await self._decide(decision, exc, req, host, plan)
+                retries += 1
+                continue
+            if frame.opcode == OP_RESULT:
+                return self._decoder.page(frame, version, req.ps, req.row_factory, columnar), host
+            if frame.opcode != OP_ERROR:
+                raise ConnectionShutdown(f"cqlcodec: unexpected answer {frame.opcode} from {host}")
+            msg = error_message(frame, version)
+            if isinstance(msg, PreparedQueryNotFound) and req.ps is not None \
+                    and reprepares < _REPREPARES:
+                reprepares += 1
+                await self._reprepare(conn, req, left)
+                continue
+            decision = self._retry_decision(req, msg, retries)
+            if decision is None:
+                raise error_of(frame, version, host)
+            errors[host] = msg
+            nxt = await self._decide(decision, msg, req, host, plan)
+            if nxt is None and decision[0] == _IGNORE:
+                return Page(), host
+            host = nxt
+            retries += 1
+
+    def _retry_decision(self, req: Request, msg: Any, retries: int) -> Any:
+        policy = req.retry_policy
+        stmt = req.policy_statement()
+        if isinstance(msg, ReadTimeoutErrorMessage):
+            return policy.on_read_timeout(stmt, retry_num=retries, **msg.info)
+        may_twice = req.idempotent or req.is_read
+        if isinstance(msg, WriteTimeoutErrorMessage):
+            # the write may have been applied: sent again only when marked idempotent
+            return policy.on_write_timeout(stmt, retry_num=retries, **msg.info) \
+                if may_twice else None
+        if isinstance(msg, UnavailableErrorMessage):
+            return policy.on_unavailable(stmt, retry_num=retries, **msg.info)
+        name = type(msg).__name__
+        if name in _APPLIED_OR_NOT and not may_twice:
+            return None  # the server may have applied it before failing
+        if name in _OTHER_ERRORS:
+            return policy.on_request_error(stmt, req.consistency, error=msg, retry_num=retries)
+        return None
+
+    async def _decide(self, decision: Any, error: Any, req: Request, host: Any,
+                      plan: Iterator[Any]) -> Any:
+        """The host to try next after a retry decision (None for IGNORE); raises for RETHROW."""
+        kind, consistency = decision[0], decision[1]
+        if kind == _RETHROW:
+            made = error.to_exception() if hasattr(error, "to_exception") else error
+            raise made
+        if kind == _IGNORE:
+            return None
+        if consistency is not None:
+            req.consistency = consistency
+        if kind == _RETRY:
+            return host
+        return next(plan, None)
+
+
+async def connect(session: Any, *, max_in_flight: int = 1024,
+                  connect_timeout: float | None = None) -> FastSession:
+    """cqlcodec's own request path for ``session`` on the running loop: a
+    :class:`FastSession` with ``execute``, ``execute_columns``, ``prepare`` and
+    ``close`` (also ``async with``). One connection per host is opened when a request
+    first goes there (the first host of the session's plan here, to check it works);
+    ``max_in_flight`` requests at most are in flight on each, further callers wait."""
+    if max_in_flight < 1 or max_in_flight > 32768:
+        raise ValueError(f"max_in_flight must be 1 to 32768, not {max_in_flight}")
+    loop = asyncio.get_running_loop()
+    cluster = session.cluster
+    timeout = connect_timeout if connect_timeout is not None else \
+        float(getattr(cluster, "connect_timeout", 5.0) or 5.0)
+    fast = FastSession(session, loop, max_in_flight, timeout)
+    settings = fast._settings_of(EXEC_PROFILE_DEFAULT)
+    probe = Request(OP_PREPARE, "", None, None, settings)
+    errors: dict[Any, BaseException] = {}
+    for host in query_plan(session, probe):
+        try:
+            await fast._connection(host)
+            return fast
+        except (ConnectionShutdown, OSError, asyncio.TimeoutError) as exc:
+            errors[host] = exc
+    await fast.close()
+    raise NoHostAvailable("cqlcodec could not connect to any host", errors)
+
+

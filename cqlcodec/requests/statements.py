@@ -1,0 +1,274 @@
+"""What the request path sends for one call: a :class:`Request` built from the caller's
+statement, parameters and options the way the driver's ``Session.execute`` builds its
+message (the statement's settings first, then the execution profile's, then the
+session's), and the body of its QUERY or EXECUTE.
+
+Prepared statements are bound with cqlcodec's compiled binding (the values the driver
+takes, adapted as :func:`cqlcodec.driver.install` adapts them); values cqlcodec refuses
+are bound by the driver's own ``bind``, which accepts them or raises its own error.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Final
+
+from cassandra.cluster import _ConfigMode
+from cassandra.policies import NoSpeculativeExecutionPolicy
+from cassandra.query import (
+    FETCH_SIZE_UNSET,
+    UNSET_VALUE,
+    BatchStatement,
+    BoundStatement,
+    PreparedStatement,
+    SimpleStatement,
+    Statement,
+    bind_params,
+)
+
+from cqlcodec.requests.errors import UnsupportedRequestError
+from cqlcodec.requests.frames import (
+    FLAG_TRACING,
+    OP_EXECUTE,
+    OP_QUERY,
+    Parameters,
+    execute_body,
+    query_body,
+)
+
+_UNSET_FETCH: Final[object] = FETCH_SIZE_UNSET
+
+
+class Settings:
+    """The execution profile's settings a request falls back on (or, for a cluster
+    configured without profiles, the session's and cluster's)."""
+
+    def __init__(self, session: Any, profile: object) -> None:
+        cluster = session.cluster
+        if getattr(cluster, "_config_mode", None) == _ConfigMode.LEGACY:
+            self.timeout: float | None = session.default_timeout
+            self.consistency: int = session.default_consistency_level
+            self.serial: int | None = session.default_serial_consistency_level
+            self.retry_policy: Any = cluster.default_retry_policy
+            self.row_factory: Any = session.row_factory
+            self.load_balancing: Any = cluster.load_balancing_policy
+            self.speculative: Any = None
+            return
+        ep = session._maybe_get_execution_profile(profile)
+        if getattr(ep, "continuous_paging_options", None):
+            raise UnsupportedRequestError(
+                "cqlcodec's request path does not do continuous paging (DSE): use "
+                "session.execute_async with that execution profile")
+        self.timeout = ep.request_timeout
+        self.consistency = ep.consistency_level
+        self.serial = ep.serial_consistency_level
+        self.retry_policy = ep.retry_policy
+        self.row_factory = ep.row_factory
+        self.load_balancing = ep.load_balancing_policy
+        speculative = ep.speculative_execution_policy
+        self.speculative = None if speculative is None or \
+            isinstance(speculative, NoSpeculativeExecutionPolicy) else speculative
+
+
+class Binder:
+    """Binds a driver ``PreparedStatement``'s values with cqlcodec (the plan
+    :func:`cqlcodec.driver.install` keeps on the statement), else with the driver."""
+
+    def __init__(self) -> None:
+        from cqlcodec.driver.installer import adapt_values, bind_plan
+        self._plan_of: Any = bind_plan
+        self._adapt: Any = adapt_values
+
+    def bind(self, ps: PreparedStatement, values: Any) -> tuple[list[object], bytes | None]:
+        """The encoded values and the routing key (None: the statement has none)."""
+        plan = self._plan_of(ps)
+        prepared = plan.prepared
+        if prepared is not None:
+            try:
+                if values is None:
+                    values = ()
+                if plan.adapters is None and (type(values) is tuple or type(values) is list) \
+                        and not _has_unset(values):
+                    bound = prepared.bind(values)  # the driver's values are cqlcodec's
+                else:
+                    bound = prepared.bind(self._adapt(values, plan))
+                key = bound.routing_key if ps.routing_key_indexes else None
+                return list(bound.values), key
+            except Exception:
+                pass  # the driver's own bind accepts the values or raises its error
+        stmt: Any = BoundStatement(ps).bind(values)
+        return list(stmt.values), stmt.routing_key
+
+
+def _has_unset(values: Any) -> bool:
+    for v in values:
+        if v is UNSET_VALUE:
+            return True
+    return False
+
+
+class Request:
+    """One statement's execution: what every page and every retry of it sends."""
+
+    def __init__(self, opcode: int, query: str, ps: PreparedStatement | None,
+                 values: list[object] | None, settings: Settings) -> None:
+        self.opcode = opcode
+        self.query = query
+        self.ps = ps
+        self.values = values
+        self.settings = settings
+        self.consistency = settings.consistency
+        self.serial: int | None = settings.serial
+        self.fetch_size = 0
+        self.paging_state: bytes | None = None
+        self.timestamp: int | None = None
+        self.keyspace: str | None = None  # the keyspace of the data (routing)
+        self.query_keyspace: str | None = None  # v5 QUERY: the keyspace flag
+        self.table: str | None = None
+        self.routing_key: bytes | None = None
+        self.idempotent = False
+        self.is_read = False
+        self.timeout: float | None = settings.timeout
+        self.retry_policy: Any = settings.retry_policy
+        self.row_factory: Any = settings.row_factory
+        self.trace = False
+        self.statement: Any = None  # the driver statement handed to policies
+        self.skip_metadata = False
+
+    @property
+    def flags(self) -> int:
+        """The frame flags (tracing)."""
+        return FLAG_TRACING if self.trace else 0
+
+    def body(self, version: int) -> bytes:
+        """The QUERY or EXECUTE body for the current page and consistency."""
+        p = Parameters(self.consistency, self.serial, self.fetch_size, self.paging_state,
+                       self.timestamp, self.query_keyspace, False)
+        ps = self.ps
+        if ps is not None:
+            p.skip_metadata = self.skip_metadata and version >= 5
+            return execute_body(version, ps.query_id, ps.result_metadata_id, p, self.values)
+        return query_body(version, self.query, p, self.values)
+
+    def policy_statement(self) -> Any:
+        """The driver statement the retry and load-balancing policies are given."""
+        stmt = self.statement
+        if stmt is None:
+            ps = self.ps
+            stmt = BoundStatement(ps) if ps is not None else SimpleStatement(self.query)
+            self.statement = stmt
+        return stmt
+
+
+def _routing_of(stmt: Any) -> bytes | None:
+    key = stmt._routing_key if isinstance(stmt, Statement) else None
+    if key is None:
+        try:
+            key = stmt.routing_key
+        except Exception:
+            key = None
+    return key if isinstance(key, bytes) else None
+
+
+def build_request(session: Any, binder: Binder, settings: Settings, query: object,
+                  parameters: Any, timeout: object, paging_state: bytes | None,
+                  trace: bool, unset: object) -> Request:
+    """The :class:`Request` for ``session.execute(query, parameters, ...)``."""
+    if isinstance(query, BatchStatement):
+        raise UnsupportedRequestError(
+            "cqlcodec's request path does not send a BatchStatement yet: use "
+            "session.execute_async(batch) (or cqlcodec.aio.execute(session, batch))")
+    if isinstance(query, str):
+        query = SimpleStatement(query)
+    stmt: Any = query
+    custom = getattr(stmt, "custom_payload", None)
+    if custom:
+        raise UnsupportedRequestError(
+            "cqlcodec's request path does not send custom payloads: use session.execute_async")
+    version: int = session.cluster.protocol_version
+    req: Request
+    if isinstance(stmt, PreparedStatement):
+        values, key = binder.bind(stmt, parameters)
+        req = Request(OP_EXECUTE, stmt.query_string, stmt, values, settings)
+        req.routing_key = key
+        _prepared_fields(req, stmt, stmt)
+    elif isinstance(stmt, BoundStatement):
+        if parameters:
+            raise ValueError("a BoundStatement takes no parameters (they are bound already)")
+        ps = stmt.prepared_statement
+        req = Request(OP_EXECUTE, ps.query_string, ps, list(stmt.values), settings)
+        req.routing_key = _routing_of(stmt)
+        req.statement = stmt
+        _prepared_fields(req, ps, stmt)
+    elif isinstance(stmt, SimpleStatement):
+        text: str = stmt.query_string
+        if parameters:
+            text = bind_params(text, parameters, session.encoder)
+        req = Request(OP_QUERY, text, None, None, settings)
+        req.routing_key = _routing_of(stmt)
+        req.keyspace = stmt.keyspace or session.keyspace
+        req.query_keyspace = stmt.keyspace if version >= 5 else None
+        req.statement = stmt
+        req.is_read = text.lstrip()[:6].upper() == "SELECT"
+    else:
+        raise UnsupportedRequestError(
+            f"cqlcodec's request path sends str, SimpleStatement, PreparedStatement and "
+            f"BoundStatement, not {type(query).__name__}: use session.execute_async")
+    if stmt.consistency_level is not None:
+        req.consistency = stmt.consistency_level
+    serial = getattr(stmt, "serial_consistency_level", None)
+    if serial is not None:
+        req.serial = serial
+    fetch = stmt.fetch_size
+    if fetch is _UNSET_FETCH:
+        fetch = session.default_fetch_size
+    req.fetch_size = int(fetch) if fetch else 0
+    req.paging_state = paging_state
+    req.idempotent = bool(getattr(stmt, "is_idempotent", False))
+    policy = getattr(stmt, "retry_policy", None)
+    if policy is not None:
+        req.retry_policy = policy
+    if timeout is not unset:
+        req.timeout = timeout if timeout is None else float(timeout)  # type: ignore[arg-type]
+    req.trace = trace
+    if session.use_client_timestamp:
+        req.timestamp = session.cluster.timestamp_generator()
+    return req
+
+
+def _prepared_fields(req: Request, ps: PreparedStatement, stmt: Any) -> None:
+    meta = ps.column_metadata
+    if meta:
+        req.keyspace = meta[0].keyspace_name
+        req.table = meta[0].table_name
+    else:
+        req.keyspace = ps.keyspace
+    result = ps.result_metadata
+    req.is_read = bool(result)
+    req.skip_metadata = bool(result) and ps.result_metadata_id is not None
+
+
+def set_result_metadata(ps: Any, metadata: Any, metadata_id: bytes | None) -> None:
+    """Give ``ps`` new result metadata and id together (scylla-driver's statements have
+    ``update_result_metadata`` for it; cassandra-driver's plain attributes)."""
+    update = getattr(ps, "update_result_metadata", None)
+    if update is not None:
+        update(metadata, metadata_id)
+        return
+    ps.result_metadata = metadata
+    ps.result_metadata_id = metadata_id
+
+
+def statement_of(cluster: Any, msg: Any, query: str, keyspace: str | None,
+                 version: int) -> PreparedStatement:
+    """The driver's ``PreparedStatement`` of a PREPARED answer (its ``from_message``, which
+    scylla-driver gives an ``is_lwt`` argument)."""
+    make: Any = getattr(PreparedStatement, "from_message")
+    extra: dict[str, Any] = {}
+    if "is_lwt" in inspect.signature(make).parameters:
+        extra["is_lwt"] = bool(getattr(msg, "is_lwt", False))
+    ps: PreparedStatement = make(
+        msg.query_id, msg.bind_metadata, msg.pk_indexes, cluster.metadata, query, keyspace,
+        version, msg.column_metadata, msg.result_metadata_id,
+        column_encryption_policy=cluster.column_encryption_policy, **extra)
+    return ps

@@ -1,0 +1,372 @@
+"""cqlcodec's own request path (``cqlcodec.aio.connect``) against a real Cassandra 5, at
+protocol v4 and v5, with and without ``install``: the rows of ``session.execute`` for
+every column kind, the columns of ``aio.execute_columns``, paging, re-preparing after a
+schema change emptied the server's prepared statements, timeouts, the driver's
+exceptions for server errors, refusals, and 1,000 cancelled requests leaving nothing
+behind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import pytest
+from cassandra import ConsistencyLevel, InvalidRequest, OperationTimedOut
+from cassandra.cluster import Session
+from cassandra.protocol import SyntaxException
+from cassandra.query import BatchStatement, SimpleStatement, dict_factory, tuple_factory
+
+from cqlcodec import aio
+from cqlcodec.requests import FastSession, UnsupportedRequestError
+
+from .compare import assert_same_rows
+from .conftest import SessionPair
+from .data import COLUMN_NAMES, PAGED_PARTITIONS, PAGED_ROWS_PER_PARTITION
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+SELECT_EVERYTHING = f"SELECT k, {', '.join(COLUMN_NAMES)} FROM everything"
+
+
+@pytest.fixture(params=["installed", "plain"])
+def session(request: pytest.FixtureRequest, pair: SessionPair) -> Iterator[Session]:
+    """A session with cqlcodec installed and one with the driver alone."""
+    yield pair.codec if request.param == "installed" else pair.plain
+
+
+def with_fast(session: Session, main: Callable[[FastSession], Awaitable[T]], **options: Any) -> T:
+    async def run() -> T:
+        async with await aio.connect(session, **options) as fast:
+            return await main(fast)
+    return asyncio.run(run())
+
+
+def test_prepared_rows_equal_session_execute_for_every_column_kind(session: Session) -> None:
+    ps = session.prepare(f"{SELECT_EVERYTHING} WHERE k = ?")
+    keys = [row.k for row in session.execute("SELECT k FROM everything")]
+    assert len(keys) >= 3
+    want = {k: list(session.execute(ps, [k])) for k in keys}
+
+    async def main(fast: FastSession) -> dict[int, list[Any]]:
+        results = await asyncio.gather(*(fast.execute(ps, [k]) for k in keys))
+        return {k: r.rows for k, r in zip(keys, results)}
+    got = with_fast(session, main)
+    for k in keys:
+        assert_same_rows(want[k], got[k], f"key {k}")
+
+
+def test_simple_statements_and_all_rows_equal_session_execute(session: Session) -> None:
+    want = list(session.execute(SELECT_EVERYTHING))
+
+    async def main(fast: FastSession) -> tuple[list[Any], list[Any], list[Any]]:
+        every = (await fast.execute(SELECT_EVERYTHING)).rows
+        by_key = (await fast.execute(f"{SELECT_EVERYTHING} WHERE k = %s", [want[0].k])).rows
+        stmt = SimpleStatement(f"{SELECT_EVERYTHING} WHERE k = %(k)s")
+        named = (await fast.execute(stmt, {"k": want[1].k})).rows
+        return every, by_key, named
+    every, by_key, named = with_fast(session, main)
+    assert_same_rows(sorted(want), sorted(every), "all rows")
+    assert_same_rows([want[0]], by_key, "by key")
+    assert_same_rows([want[1]], named, "named parameter")
+
+
+def test_columns_equal_aio_execute_columns(session: Session) -> None:
+    pytest.importorskip("pyarrow")
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+    want = asyncio.run(aio.execute_columns(session, SELECT_EVERYTHING)).to_arrow()
+    want_paged = asyncio.run(aio.execute_columns(session, ps, [1])).to_arrow()
+
+    async def main(fast: FastSession) -> tuple[Any, Any]:
+        return ((await fast.execute_columns(SELECT_EVERYTHING)).to_arrow(),
+                (await fast.execute_columns(ps, [1])).to_arrow())
+    got, got_paged = with_fast(session, main)
+    assert got.equals(want) and got_paged.equals(want_paged)
+    assert got_paged.num_rows == PAGED_ROWS_PER_PARTITION
+
+
+def test_paging_fetch_size_and_paging_state(session: Session) -> None:
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+    want = list(session.execute(ps, [2]))
+    bound = ps.bind([2])
+    bound.fetch_size = 7
+
+    async def main(fast: FastSession) -> tuple[list[Any], list[list[Any]]]:
+        every = (await fast.execute(bound)).rows
+        pages: list[list[Any]] = []
+        state = None
+        while True:
+            page = await fast.execute(bound, paging_state=state, all_pages=False)
+            pages.append(page.rows)
+            state = page.paging_state
+            if state is None:
+                return every, pages
+    every, pages = with_fast(session, main)
+    assert_same_rows(want, every, "every page")
+    assert [len(p) for p in pages[:-1]] == [7] * (len(pages) - 1)
+    assert_same_rows(want, [row for page in pages for row in page], "page by page")
+    assert len(want) == PAGED_ROWS_PER_PARTITION
+
+
+def test_row_factories_consistency_and_statement_settings(pair: SessionPair) -> None:
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    session = pair.codec
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), row_factory=dict_factory,
+                               request_timeout=30)
+    tuples = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), row_factory=tuple_factory,
+                              request_timeout=30)
+    name = f"requests-dicts-{pair.protocol_version}"
+    session.cluster.add_execution_profile(name, profile)
+    session.cluster.add_execution_profile(name + "-t", tuples)
+    ps = session.prepare("SELECT * FROM paged WHERE p = ? AND c = ?")
+    ps.consistency_level = ConsistencyLevel.LOCAL_ONE
+
+    async def main(fast: FastSession) -> tuple[Any, Any, Any]:
+        d = (await fast.execute(ps, [0, 3], execution_profile=name)).rows
+        t = (await fast.execute(ps, [0, 3], execution_profile=name + "-t")).rows
+        traced = await fast.execute(ps, [0, 3], trace=True)
+        return d, t, traced
+    d, t, traced = with_fast(session, main)
+    assert d == session.execute(ps, [0, 3], execution_profile=name).all()
+    assert t == session.execute(ps, [0, 3], execution_profile=name + "-t").all()
+    assert traced.trace_id is not None and traced.one().c == 3
+    assert EXEC_PROFILE_DEFAULT is not None
+
+
+def test_writes_and_counters(pair: SessionPair) -> None:
+    session = pair.codec
+    ins = session.prepare("INSERT INTO composite (a, b, c, v) VALUES (?, ?, ?, ?)")
+    ins.is_idempotent = True
+    sel = session.prepare("SELECT v FROM composite WHERE a = ? AND b = ? AND c = ?")
+
+    async def main(fast: FastSession) -> list[Any]:
+        await asyncio.gather(*(fast.execute(ins, (k, f"b{k % 3}", k, f"v{k}")) for k in range(200)))
+        void = await fast.execute("UPDATE counters SET hits = hits + 1 WHERE k = 'requests'")
+        assert void.rows == [] and not void.has_more_pages
+        return [(await fast.execute(sel, (k, f"b{k % 3}", k))).one().v for k in range(0, 200, 17)]
+    assert with_fast(session, main) == [f"v{k}" for k in range(0, 200, 17)]
+
+
+def test_schema_change_empties_the_prepared_cache_and_nothing_reaches_the_user(
+        pair: SessionPair) -> None:
+    session = pair.codec
+    version = pair.protocol_version
+    session.execute(f"DROP TABLE IF EXISTS reprep_{version}")
+    session.execute(f"CREATE TABLE reprep_{version} (k int PRIMARY KEY, a text)")
+    session.execute(f"INSERT INTO reprep_{version} (k, a) VALUES (1, 'one')")
+    ps = session.prepare(f"SELECT * FROM reprep_{version} WHERE k = ?")
+
+    async def main(fast: FastSession) -> tuple[Any, Any, int]:
+        before = (await fast.execute(ps, [1])).rows
+        # Cassandra drops the table's prepared statements on an ALTER: UNPREPARED next
+        await fast.execute(f"ALTER TABLE reprep_{version} ADD b int", timeout=60)
+        await fast.execute(f"UPDATE reprep_{version} SET b = 2 WHERE k = 1")
+        after = (await fast.execute(ps, [1])).rows
+        return before, after, fast.reprepared
+    before, after, reprepared = with_fast(session, main)
+    assert [tuple(r) for r in before] == [(1, "one")]
+    assert reprepared >= 1
+    assert list(session.execute(ps, [1])) == after
+    session.execute(f"DROP TABLE reprep_{version}")
+
+
+def test_server_errors_raise_the_drivers_exceptions(session: Session) -> None:
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+
+    async def main(fast: FastSession) -> list[BaseException]:
+        out: list[BaseException] = []
+        for query in ("SELEC nothing", "SELECT nope FROM paged", "SELECT * FROM missing_table"):
+            try:
+                await fast.execute(query)
+            except Exception as exc:
+                out.append(exc)
+        try:
+            await fast.prepare("SELECT nope FROM paged WHERE p = ?")
+        except Exception as exc:
+            out.append(exc)
+        assert len((await fast.execute(ps, [0])).rows) == PAGED_ROWS_PER_PARTITION  # still usable
+        return out
+    errors = with_fast(session, main)
+    expected = []
+    for query in ("SELEC nothing", "SELECT nope FROM paged", "SELECT * FROM missing_table"):
+        with pytest.raises(Exception) as info:
+            session.execute(query)
+        expected.append(info.value)
+    assert [type(e) for e in errors[:3]] == [type(e) for e in expected]
+    assert isinstance(errors[0], SyntaxException) and isinstance(errors[1], InvalidRequest)
+    assert [str(e) for e in errors[:3]] == [str(e) for e in expected]
+    assert isinstance(errors[3], InvalidRequest)
+
+
+def test_timeouts_raise_operation_timed_out_and_the_late_answer_frees_its_id(
+        pair: SessionPair) -> None:
+    session = pair.codec
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+
+    async def main(fast: FastSession) -> None:
+        with pytest.raises(OperationTimedOut):
+            await fast.execute(ps, [0], timeout=1e-6)
+        for _ in range(500):
+            if fast.leftovers() == (0, 0, 0):
+                break
+            await asyncio.sleep(0.01)
+        assert fast.leftovers() == (0, 0, 0)
+        assert len((await fast.execute(ps, [0])).rows) == PAGED_ROWS_PER_PARTITION
+    with_fast(session, main)
+
+
+def test_what_it_refuses_names_the_driver_call(pair: SessionPair) -> None:
+    session = pair.codec
+    ps = session.prepare("INSERT INTO paged (p, c, label) VALUES (?, ?, ?)")
+    batch = BatchStatement()
+    batch.add(ps, (99, 1, "x"))
+
+    async def main(fast: FastSession) -> None:
+        with pytest.raises(UnsupportedRequestError, match="session.execute_async"):
+            await fast.execute(batch)
+        with pytest.raises(UnsupportedRequestError, match="custom payload"):
+            await fast.execute(SimpleStatement("SELECT * FROM paged", custom_payload={"a": b"b"}))
+    with_fast(session, main)
+
+
+def test_a_thousand_cancelled_requests_leave_nothing_behind(pair: SessionPair) -> None:
+    session = pair.codec
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+
+    async def main(fast: FastSession) -> None:
+        tasks = [asyncio.ensure_future(fast.execute(ps, [i % PAGED_PARTITIONS])) for i in range(1000)]
+        for _ in range(3):
+            await asyncio.sleep(0)  # sent, answers on their way
+        for t in tasks:
+            t.cancel()
+        done = await asyncio.gather(*tasks, return_exceptions=True)
+        assert sum(isinstance(d, asyncio.CancelledError) for d in done) > 0
+        for _ in range(3000):
+            if fast.leftovers() == (0, 0, 0):
+                break
+            await asyncio.sleep(0.01)
+        assert fast.leftovers() == (0, 0, 0)
+        rows = await asyncio.gather(*(fast.execute(ps, [p]) for p in range(PAGED_PARTITIONS)))
+        assert [len(r) for r in rows] == [PAGED_ROWS_PER_PARTITION] * PAGED_PARTITIONS
+    with_fast(session, main, max_in_flight=128)
+
+
+def test_a_cut_connection_fails_non_idempotent_writes_only_and_the_path_recovers(
+        pair: SessionPair) -> None:
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.connection import ConnectionShutdown
+
+    from .conftest import _host_port
+    from .data import KEYSPACE
+    from .faultproxy import FaultProxy
+    from .test_scan import _proxied_cluster
+
+    with FaultProxy(_host_port(), seed=43) as proxy:
+        cluster = _proxied_cluster(pair.protocol_version, proxy)
+        session = cluster.connect(KEYSPACE)
+        try:
+            counter = session.prepare("UPDATE counters SET hits = hits + 1 WHERE k = ?")
+            read = session.prepare("SELECT * FROM paged WHERE p = ?")
+
+            async def main(fast: FastSession) -> tuple[list[Any], list[Any]]:
+                writes = [asyncio.ensure_future(fast.execute(counter, [f"cut {i}"]))
+                          for i in range(300)]
+                reads = [asyncio.ensure_future(fast.execute(read, [i % PAGED_PARTITIONS]))
+                         for i in range(300)]
+                for _ in range(2):
+                    await asyncio.sleep(0)  # written, answers on their way
+                assert proxy.cut_all() >= 1
+                wrote = await asyncio.gather(*writes, return_exceptions=True)
+                got = await asyncio.gather(*reads, return_exceptions=True)
+                for _ in range(200):  # the driver sees the host up again, then it answers
+                    try:
+                        assert len((await fast.execute(read, [0])).rows) == PAGED_ROWS_PER_PARTITION
+                        break
+                    except NoHostAvailable:
+                        await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError("the request path did not recover")
+                assert fast.leftovers() == (0, 0, 0)
+                return wrote, got
+            wrote, got = with_fast(session, main)
+        finally:
+            cluster.shutdown()
+    failed_writes = [w for w in wrote if isinstance(w, BaseException)]
+    # a write that may have been applied is never sent again: the connection's error
+    assert all(isinstance(w, ConnectionShutdown) for w in failed_writes), failed_writes[:3]
+    # a read is retried on the next host of the plan (here there is none: NoHostAvailable)
+    assert all(isinstance(r, NoHostAvailable) or len(r) == PAGED_ROWS_PER_PARTITION for r in got)
+    assert failed_writes or any(isinstance(r, NoHostAvailable) for r in got), \
+        "the cut came after every answer: nothing was checked"
+
+
+def test_the_aio_calls_take_a_fast_session(pair: SessionPair) -> None:
+    pytest.importorskip("pyarrow")
+    session = pair.codec
+    ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+    want_rows = list(session.execute(ps, [1]))
+    want_columns = asyncio.run(aio.execute_columns(session, ps, [1])).to_arrow()
+
+    async def main(fast: FastSession) -> tuple[list[Any], Any, Any, int]:
+        rows = await aio.execute(fast, ps, [1])
+        columns = (await aio.execute_columns(fast, ps, [1], fetch_size=7)).to_arrow()
+        limited = (await aio.execute_columns(fast, ps, [1], limit=5)).to_arrow()  # the driver's path
+        scanned = (await aio.scan_table(fast, "paged", ["p", "c"]).to_arrow()).num_rows
+        return rows, columns, limited, scanned
+    rows, columns, limited, scanned = with_fast(session, main)
+    assert_same_rows(want_rows, rows, "aio.execute on a FastSession")
+    assert columns.equals(want_columns) and limited.num_rows == 5
+    assert scanned == PAGED_PARTITIONS * PAGED_ROWS_PER_PARTITION
+
+
+def test_plain_values_of_an_installed_session(pair: SessionPair) -> None:
+    import cqlcodec.driver
+
+    from .conftest import new_cluster
+    from .data import KEYSPACE
+
+    cluster = new_cluster(pair.protocol_version)
+    cqlcodec.driver.install(cluster, plain_values=True)
+    session = cluster.connect(KEYSPACE)
+    try:
+        ps = session.prepare(f"{SELECT_EVERYTHING} WHERE k = ?")
+        keys = [row.k for row in session.execute("SELECT k FROM everything")]
+        want = [list(session.execute(ps, [k])) for k in keys]
+
+        async def main(fast: FastSession) -> list[list[Any]]:
+            return [(await fast.execute(ps, [k])).rows for k in keys]
+        got = with_fast(session, main)
+    finally:
+        cluster.shutdown()
+    for k, w, g in zip(keys, want, got):
+        assert_same_rows(w, g, f"plain values, key {k}")
+
+
+def test_token_aware_routing_with_the_default_policy(pair: SessionPair) -> None:
+    from cassandra.cluster import Cluster
+
+    from .conftest import _host_port
+    from .data import KEYSPACE
+
+    host, port = _host_port()
+    cluster = Cluster([host], port=port, protocol_version=pair.protocol_version,
+                      connect_timeout=20, control_connection_timeout=20)  # TokenAware(DCAware)
+    session = cluster.connect(KEYSPACE)
+    try:
+        ps = session.prepare("SELECT * FROM composite WHERE a = ? AND b = ?")
+        ps.is_idempotent = True
+        want = [list(session.execute(ps, (k, f"b{k % 3}"))) for k in range(20)]
+
+        async def main(fast: FastSession) -> tuple[list[list[Any]], set[Any]]:
+            results = [await fast.execute(ps, (k, f"b{k % 3}")) for k in range(20)]
+            return [r.rows for r in results], {r.coordinator for r in results}
+        got, coordinators = with_fast(session, main)
+        replicas = {h for k in range(20) for h in cluster.metadata.get_replicas(
+            KEYSPACE, ps.bind((k, f"b{k % 3}")).routing_key)}
+    finally:
+        cluster.shutdown()
+    assert got == want
+    assert coordinators and coordinators <= replicas

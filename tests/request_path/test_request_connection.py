@@ -1,0 +1,187 @@
+"""The request path's connection against a small CQL-framed server on a local socket:
+many requests in flight, answers out of order, one write per loop iteration, waiting
+for room, cancellation, timeouts and a closed connection, with nothing left behind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from cassandra import OperationTimedOut
+from cassandra.connection import ConnectionShutdown
+
+from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.requests.connection import Connection
+from cqlcodec.requests.frames import OP_QUERY, OP_RESULT, envelope, segments
+
+
+class EchoServer(asyncio.Protocol):
+    """Answers each request with a RESULT carrying the request's body, the requests of
+    one read in reverse order; bodies starting with b"hold" wait for :meth:`release`."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.reader = FrameReassembler([version])
+        if version >= 5:
+            self.reader.enable_segments(None)
+        self.transport: Any = None
+        self.held: list[bytes] = []
+        self.in_flight_peak = 0
+        self.open: set[int] = set()
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.write(data)
+        answers = []
+        while self.reader.next_frame():
+            stream, body = self.reader.stream, bytes(self.reader.body)
+            assert stream not in self.open, f"stream {stream} reused before its answer"
+            self.open.add(stream)
+            self.in_flight_peak = max(self.in_flight_peak, len(self.open))
+            answer = envelope(0x80 | self.version, 0, stream, OP_RESULT, body)
+            if body.startswith(b"hold"):
+                self.held.append(answer)
+                self.open.discard(stream)  # the client may not reuse it, checked there
+            else:
+                answers.append((stream, answer))
+        for stream, frame in reversed(answers):
+            self.open.discard(stream)
+            self.send([frame])
+
+    def send(self, frames: list[bytes]) -> None:
+        self.transport.write(segments(frames) if self.version >= 5 else b"".join(frames))
+
+    def release(self) -> None:
+        held, self.held = self.held, []
+        if held:
+            self.send(held)
+
+
+async def with_server(version: int, body: Callable[[Connection, EchoServer], Awaitable[None]],
+                      max_in_flight: int = 100) -> None:
+    loop = asyncio.get_running_loop()
+    servers: list[EchoServer] = []
+
+    def make() -> EchoServer:
+        servers.append(EchoServer(version))
+        return servers[-1]
+    server = await loop.create_server(make, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    conn = Connection(loop, version, "test-host", max_in_flight)
+    factory: Any = lambda: conn  # noqa: E731
+    await loop.create_connection(factory, "127.0.0.1", port)
+    if version >= 5:
+        conn.start_segments()
+    try:
+        await body(conn, servers[0])
+    finally:
+        conn.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def ask(conn: Connection, body: bytes, timeout: float | None = None) -> bytes:
+    if not conn.has_room():
+        await conn.wait_slot()
+    frame = await conn.request(OP_QUERY, body, 0, timeout)
+    assert frame.opcode == OP_RESULT
+    return frame.body
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_many_in_flight_answered_out_of_order(version: int) -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        bodies = [f"request {i}".encode() * (1 + i % 7) for i in range(2000)]
+        got = await asyncio.gather(*(ask(conn, b) for b in bodies))
+        assert got == bodies
+        assert server.in_flight_peak <= 100  # the bound held
+        assert conn.writes < len(bodies) / 10  # the frames of one iteration share a write
+        assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(version, body))
+
+
+def test_cancelled_requests_keep_their_ids_until_answered() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        tasks = [asyncio.ensure_future(ask(conn, b"hold %d" % i)) for i in range(80)]
+        while len(server.held) < 80:
+            await asyncio.sleep(0.01)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        assert conn.in_flight() == 80  # answers still owed: ids not reusable
+        assert await ask(conn, b"meanwhile") == b"meanwhile"
+        server.release()
+        while conn.in_flight():
+            await asyncio.sleep(0.01)
+        assert conn.leftovers() == (0, 0, 0)
+        assert await asyncio.gather(*(ask(conn, b"after %d" % i) for i in range(300))) == \
+            [b"after %d" % i for i in range(300)]
+    asyncio.run(with_server(4, body))
+
+
+def test_callers_beyond_the_bound_wait_and_cancelled_waiters_pass_their_turn() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        holders = [asyncio.ensure_future(ask(conn, b"hold %d" % i)) for i in range(10)]
+        while len(server.held) < 10:
+            await asyncio.sleep(0.01)
+        waiting = [asyncio.ensure_future(ask(conn, b"later %d" % i)) for i in range(5)]
+        await asyncio.sleep(0.05)
+        assert not any(t.done() for t in waiting)
+        waiting[0].cancel()
+        server.release()
+        assert await asyncio.gather(*holders) == [b"hold %d" % i for i in range(10)]
+        assert await asyncio.gather(*waiting[1:]) == [b"later %d" % i for i in range(1, 5)]
+        assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(5, body, max_in_flight=10))
+
+
+def test_a_timed_out_request_raises_and_its_id_waits_for_the_late_answer() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        with pytest.raises(OperationTimedOut):
+            await ask(conn, b"hold late", timeout=0.05)
+        assert conn.in_flight() == 1 and conn.streams.orphans == {0}
+        server.release()
+        while conn.in_flight():
+            await asyncio.sleep(0.01)
+        assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(4, body))
+
+
+def test_a_closed_connection_fails_what_is_in_flight_and_keeps_nothing() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        tasks = [asyncio.ensure_future(ask(conn, b"hold %d" % i, timeout=30)) for i in range(50)]
+        while len(server.held) < 50:
+            await asyncio.sleep(0.01)
+        server.transport.close()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert all(isinstance(r, ConnectionShutdown) for r in results)
+        assert conn.closed and conn.leftovers() == (0, 0, 0)
+        with pytest.raises(ConnectionShutdown):
+            conn.request(OP_QUERY, b"x")
+    asyncio.run(with_server(5, body))
+
+
+def test_deadlines_of_answered_requests_do_not_pile_up_and_mixed_timeouts_expire_in_order() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        for _ in range(5):
+            await asyncio.gather(*(ask(conn, b"quick %d" % i, timeout=60) for i in range(500)))
+            assert conn.deadlines.size <= 2 * 100 + 64  # answered entries are dropped
+        assert conn.deadlines.pending() == 0
+        started = asyncio.get_running_loop().time()
+        slow = asyncio.ensure_future(ask(conn, b"hold slow", timeout=0.6))
+        fast = asyncio.ensure_future(ask(conn, b"hold fast", timeout=0.1))
+        with pytest.raises(OperationTimedOut):
+            await fast
+        assert not slow.done()
+        assert asyncio.get_running_loop().time() - started < 0.5
+        with pytest.raises(OperationTimedOut):
+            await slow
+        server.release()
+        while conn.in_flight():
+            await asyncio.sleep(0.01)
+        assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(4, body))
