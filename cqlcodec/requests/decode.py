@@ -16,7 +16,6 @@ import uuid
 from typing import Any, Final
 
 from cassandra import DriverException
-from cassandra.query import named_tuple_factory
 
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import (
@@ -133,7 +132,6 @@ class Decoder:
         self._factory_for: Any = installer.row_factory_for
         # per statement id: (its result metadata, the metadata flags and bytes last seen)
         self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
-        self._row_classes: dict[tuple[str, ...], Any] = {}
 
     def page(self, frame: Frame, version: int, ps: Any, row_factory: Any,
              columnar: bool) -> Page:
@@ -227,21 +225,10 @@ class Decoder:
         return rows
 
     def _made_rows(self, row_factory: Any, names: list[str], rows: list[Any]) -> Any:
-        """``row_factory(names, rows)``; the driver's ``named_tuple_factory`` makes a new
-        Row class for every page, here the class it made for the first page of these
-        names is used again (the same fields, names and values)."""
-        if row_factory is not named_tuple_factory or not rows:
-            return self._factory_for(row_factory)(names, rows)
-        key = tuple(names)
-        cls = self._row_classes.get(key)
-        if cls is None:
-            first = row_factory(names, rows[:1])
-            cls = type(first[0])
-            if len(self._row_classes) >= _SEEN_MAX:
-                self._row_classes.clear()
-            self._row_classes[key] = cls
-        new = tuple.__new__
-        return [new(cls, r) for r in rows]
+        """``row_factory(names, rows)``; the driver's own factories as driver mode runs
+        them (:mod:`cqlcodec.driver.row_classes`: a namedtuple class made once per column
+        names, not per page)."""
+        return self._factory_for(row_factory)(names, rows)
 
     def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
                      page: Page) -> None:
