@@ -216,3 +216,52 @@ def _ssl_context(args: argparse.Namespace) -> Any:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
+
+
+# the target options of the table-to-table commands (copy, diff): each --to-X is --X for
+# the target cluster, the source's --X where not given
+TARGET_OPTIONS: Final = ("host", "port", "username", "password_env", "ssl", "ssl_ca",
+                         "ssl_no_verify", "consistency", "protocol_version", "timeout")
+
+
+def add_target_connection_options(p: argparse.ArgumentParser) -> None:
+    """--to-host, --to-port, --to-username, --to-password-env, --to-ssl, --to-ssl-ca,
+    --to-ssl-no-verify, --to-consistency, --to-protocol-version and --to-timeout: the
+    connection options of :func:`add_connection_options` for the target cluster of a
+    table-to-table command; each one not given is the source's."""
+    g = p.add_argument_group("target connection (each defaults to the source's option)")
+    g.add_argument("--to-host", action="append", metavar="HOST[,HOST...]",
+                   help="the target's contact point(s) (default: the source's)")
+    g.add_argument("--to-port", type=int, metavar="PORT", help="the target's CQL port")
+    g.add_argument("--to-username", metavar="NAME", help="log in to the target as NAME")
+    g.add_argument("--to-password-env", metavar="VAR",
+                   help="environment variable holding the target's password")
+    g.add_argument("--to-password", action=RefusedPassword, nargs="?", help=argparse.SUPPRESS)
+    g.add_argument("--to-ssl", action="store_true", default=None,
+                   help="connect to the target with TLS")
+    g.add_argument("--to-ssl-ca", metavar="FILE", help="CA certificates (PEM) of the target")
+    g.add_argument("--to-ssl-no-verify", action="store_true", default=None,
+                   help="do not verify the target's certificate")
+    g.add_argument("--to-consistency", type=str.upper, choices=CONSISTENCY_NAMES,
+                   metavar="LEVEL", help="consistency level on the target")
+    g.add_argument("--to-protocol-version", type=int, choices=(3, 4, 5),
+                   help="native protocol version with the target")
+    g.add_argument("--to-timeout", type=float, metavar="S",
+                   help="request timeout on the target, seconds")
+
+
+def target_connection_from(args: argparse.Namespace) -> argparse.Namespace:
+    """The options of the target connection as :func:`open_session` takes them: each
+    ``--to-X`` given, else the source's ``--X``."""
+    target = argparse.Namespace(**vars(args))
+    for name in TARGET_OPTIONS:
+        given = getattr(args, f"to_{name}", None)
+        if given is not None:
+            setattr(target, name, given)
+    return target
+
+
+def same_cluster(args: argparse.Namespace) -> bool:
+    """Whether no ``--to-X`` option was given (the target is the source's cluster, and
+    one session serves both)."""
+    return all(getattr(args, f"to_{name}", None) is None for name in TARGET_OPTIONS)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn
 
 import cqlcodec
-from cqlcodec.cli import codec_commands, exits, table_commands
+from cqlcodec.cli import codec_commands, diff_command, exits, table_commands
 from cqlcodec.cli.codec_commands import UsageError
 
 UNRECOGNIZED: Final = "unrecognized arguments: "
@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     codec_commands.add_commands(sub)
     table_commands.add_commands(sub)
+    diff_command.add_command(sub)
     return parser
 
 

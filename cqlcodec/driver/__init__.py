@@ -63,6 +63,7 @@ from cqlcodec.driver.columns import (
     insert_columns,
 )
 from cqlcodec.driver.connect import Connect, ConnectError, Tls, close_sessions, session_for
+from cqlcodec.driver.diff import Difference, DiffError, DiffProgress, TableDiff, diff_tables
 from cqlcodec.driver.installer import (
     SUPPORTED_DRIVERS,
     CqlcodecBoundStatement,
@@ -101,4 +102,6 @@ __all__ = [
     "read_split", "scan_table", "table_schema_batch",
     # bulk loads (driver/load.py, driver/sources.py)
     "LoadCancelled", "LoadError", "LoadProgress", "TooManyBadRows", "load_table",
+    # two tables compared (driver/diff.py)
+    "DiffError", "DiffProgress", "Difference", "TableDiff", "diff_tables",
 ]
