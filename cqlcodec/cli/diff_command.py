@@ -143,7 +143,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             out.close()
         for cluster in clusters:
             cluster.shutdown()
-    if out is sys.stdout:
+    if args.report == "-":
         sys.stdout.flush()
     if not args.quiet:
         seconds = time.monotonic() - started

@@ -8,7 +8,9 @@ equality; the others compare through their JSON forms
 maps), with two rules: a null and an empty collection (``list``, ``set``, ``map``,
 frozen or not) are equal, and floats and doubles within ``float_tolerance`` of each
 other (absolute) are equal, at any depth (a ``vector<float, n>`` element by element).
-NaN equals NaN. Write times compare exactly; TTLs within ``ttl_tolerance`` seconds.
+NaN equals NaN. Write times compare exactly, TTLs within ``ttl_tolerance`` seconds, for
+the cells set on both sides whose values are equal (a cell that differs or is missing
+on one side is reported by its value alone).
 """
 
 from __future__ import annotations
@@ -180,6 +182,8 @@ class DiffLayout:
                 found[rule.name] = (json_cell(x, rule), json_cell(y, rule))
         for name, column, tolerance, is_static in self.times:
             if is_static != static or column in found:  # a value that differs: its times too
+                continue
+            if a[src[column]] is None or b[dst[column]] is None:  # no cell (or an empty one)
                 continue
             x, y = a[src[name]], b[dst[name]]
             if not same_times(x, y, None if tolerance is None else ttl_tolerance):
