@@ -19,14 +19,19 @@ static cells loses those cells the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from cqlcodec.driver.diff_read import (
+    Difference,
+    DiffOptions,
+    DiffTables,
+    difference_of,
+    token_split,
+)
 from cqlcodec.driver.diff_values import DiffLayout, Side
 from cqlcodec.driver.diff_walk import Found
+from cqlcodec.driver.load import load_table
 from cqlcodec.types.names import quote_name
-
-if TYPE_CHECKING:
-    from cqlcodec.driver.diff import Difference, TableDiff
 
 __all__ = ["fix_differences"]
 
@@ -70,22 +75,20 @@ class _Rows:
         return found
 
 
-def fix_differences(diff: TableDiff, differences: list[Difference]) -> tuple[int, int]:
-    """Writes the fixes of ``differences`` (see the module docstring); returns (rows and
-    partitions written, rows and partitions deleted)."""
+def fix_differences(found: DiffTables, options: DiffOptions, started_us: int,
+                    differences: list[Difference]) -> tuple[int, int]:
+    """Writes the fixes of ``differences`` between the tables of ``found`` (see the
+    module docstring; ``started_us``: when the diff started, the deletion time of an
+    extra row without a write time); returns (rows and partitions written, rows and
+    partitions deleted)."""
     import pyarrow as pa
 
-    from cqlcodec.driver.diff import DiffTables, difference_of, token_split
-    from cqlcodec.driver.load import load_table
-
-    options = diff.options
     todo = [d for d in differences
             if (options.fix and d.kind != "extra") or (options.delete_extra and d.kind == "extra")]
     if not todo:
         return 0, 0
-    tables = DiffTables(diff.tables.source, str(diff.tables.source_query.table),
-                        diff.tables.target, str(diff.tables.target_query.table), options,
-                        timed=True)
+    tables = DiffTables(found.source, str(found.source_query.table),
+                        found.target, str(found.target_query.table), options, timed=True)
     layout = tables.layout
     wanted = {d.identity for d in todo}
     target = str(tables.target_query.table)
@@ -93,18 +96,18 @@ def fix_differences(diff: TableDiff, differences: list[Difference]) -> tuple[int
     deletions: list[tuple[str, list[Any]]] = []
     fixed = deleted = 0
     for token in sorted({d.token for d in todo}):
-        for found in tables.walk(token_split(token), options, keep_pages=True):
-            if difference_of(found).identity not in wanted:
+        for item in tables.walk(token_split(token), options, keep_pages=True):
+            if difference_of(item).identity not in wanted:
                 continue
-            if found.kind == "extra":
-                deletions.append(_deletion(layout, target, found, diff.started_us))
+            if item.kind == "extra":
+                deletions.append(_deletion(layout, target, item, started_us))
                 deleted += 1
                 continue
-            assert found.source is not None
-            (partitions if found.partition else rows).add(found.source)
+            assert item.source is not None
+            (partitions if item.partition else rows).add(item.source)
             fixed += 1
-            if found.kind == "differs" and found.target is not None:
-                deletions.extend(_cleared(layout, target, found))
+            if item.kind == "differs" and item.target is not None:
+                deletions.extend(_cleared(layout, target, item))
     static_names = [*layout.partition_key, *(r.name for r in layout.static)]
     static_names += [f"{kind}({r.name})" for r in layout.static for kind in ("writetime", "ttl")]
     groups = ((rows, None, ()), (partitions, static_names, layout.clustering_key))
