@@ -121,7 +121,7 @@ def test_cell_rules() -> None:
         assert same_cell(None, empty, rule, 0.0) and same_cell(empty, None, rule, 0.0)
     assert not same_cell(None, [1], rule_of("l", parse_type("list<int>")), 0.0)
     tuples = rule_of("t", parse_type("tuple<int, boolean>"))
-    assert not same_cell((1, True), (1, 1), tuples, 0.0)
+    assert not same_cell((1, True), (1, False), tuples, 0.0)
     assert same_times([1, 2], [1, 2], None) and not same_times([1, 2], [1, 3], None)
     assert same_times(100, 90, 10.0) and not same_times(100, 89, 10.0)
     assert not same_times(None, 5, 100.0) and same_times(None, None, 0.0)

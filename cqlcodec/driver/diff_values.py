@@ -99,10 +99,11 @@ def json_cell(value: Any, rule: CellRule) -> Any:
 
 def same_cell(a: Any, b: Any, rule: CellRule, float_tolerance: float) -> bool:
     """Whether cells ``a`` and ``b`` of a column are equal by the module's rules."""
-    if rule.plain:
-        return bool(a == b)
-    if a is None and b is None:
+    same = a == b
+    if same is True:  # (a numpy comparison is an array: it goes the long way)
         return True
+    if rule.plain:
+        return False
     return _close(json_cell(a, rule), json_cell(b, rule), float_tolerance)
 
 
@@ -157,7 +158,9 @@ class DiffLayout:
 
     def key_of(self, row: Sequence[Any], side: Side) -> tuple[Any, ...]:
         """(token, key values made hashable) of a row of ``side``."""
-        return (row[0], *[frozen_value(row[side.position[n]]) for n in self.keys])
+        position = side.position
+        return (row[0], *[row[position[r.name]] if r.plain else frozen_value(row[position[r.name]])
+                          for r in self.key_rules])
 
     def static_only(self, row: Sequence[Any], side: Side) -> bool:
         """Whether the row is a partition's static cells alone (no clustering row)."""
