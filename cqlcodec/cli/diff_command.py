@@ -27,19 +27,9 @@ from cqlcodec.cli.progress import Progress
 __all__ = ["add_command", "cmd_diff"]
 
 
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {text}")
-    return value
-
-
 def add_command(sub: Any) -> None:
     """Adds ``diff`` to the tool's subparsers."""
-    from cqlcodec.cli.table_commands import _scan_options
+    from cqlcodec.cli.table_commands import _scan_options, _seconds
 
     p = sub.add_parser("diff", help="compare two tables row by row (same or another cluster)",
                        description="Read both tables with the same token-range splits and "
@@ -57,17 +47,17 @@ def add_command(sub: Any) -> None:
                    help="also compare each cell's write time")
     p.add_argument("--ttl", action="store_true",
                    help="also compare each cell's TTL (within --ttl-tolerance)")
-    p.add_argument("--ttl-tolerance", type=_tolerance, default=0.0, metavar="S",
+    p.add_argument("--ttl-tolerance", type=_seconds, default=0.0, metavar="S",
                    help="TTLs this many seconds apart are equal (default 0; TTLs count down "
                         "between the two reads)")
-    p.add_argument("--float-tolerance", type=_tolerance, default=0.0, metavar="X",
+    p.add_argument("--float-tolerance", type=float, default=0.0, metavar="X",
                    help="float and double values at most X apart are equal (default 0)")
     p.add_argument("--report", metavar="FILE",
                    help="write every difference as one JSON line to FILE (- for stdout)")
     p.add_argument("--recheck", action="store_true",
                    help="read every difference again at the end from both sides and drop "
                         "those that converged (a table taking writes)")
-    p.add_argument("--recheck-after", type=_tolerance, default=5.0, metavar="S",
+    p.add_argument("--recheck-after", type=_seconds, default=5.0, metavar="S",
                    help="with --recheck: wait S seconds before the recheck (default 5)")
     p.add_argument("--fix", action="store_true",
                    help="write the source's version of missing and differing rows into the "
@@ -105,6 +95,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     if args.resume and not args.state:
         raise TableCommandError("--resume needs --state DIR", exits.USAGE)
+    if not args.float_tolerance >= 0:
+        raise TableCommandError(f"--float-tolerance must be at least 0, got "
+                                f"{args.float_tolerance}", exits.USAGE)
     columns = _columns(args.columns)
     clusters, source, target = _connect(args)
     progress = Progress("compared", "splits", 0, 0, not args.quiet and sys.stderr.isatty())

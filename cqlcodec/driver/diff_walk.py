@@ -117,6 +117,7 @@ class SplitWalk:
         waiting = self._rows
         clustered = bool(layout.clustering_key)
         partition_end = 1 + len(layout.partition_key)
+        passed = -END_TOKEN
         while a.row is not None or b.row is not None:
             i = 0 if a.token < b.token or (a.token == b.token
                                            and len(waiting[0]) <= len(waiting[1])) else 1
@@ -143,31 +144,24 @@ class SplitWalk:
                 if cells:
                     yield Found("differs", key[0], layout.key_json(src, sides[0]), cells, src, dst)
             stream.advance()
-            yield from self._flush(min(a.token, b.token))
+            low = a.token if a.token < b.token else b.token
+            if low != passed:  # a partition's token passed on both sides
+                passed = low
+                yield from self._flush(low)
         yield from self._flush(END_TOKEN + 1)
 
     def _flush(self, below: int) -> Iterator[Found]:
         """The rows and partitions waiting with a token below ``below``: final now."""
         layout = self._layout
-        for i, kind in ((0, "missing"), (1, "extra")):
-            waiting = self._rows[i]
-            side = layout.source if i == 0 else layout.target
-            while waiting:
-                key = next(iter(waiting))
-                if key[0] >= below:
-                    break
-                row = waiting.pop(key)
-                yield Found(kind, key[0], layout.key_json(row, side), {},
-                            row if i == 0 else None, row if i == 1 else None)
         theirs = self._parts[1]
         for i, kind in ((0, "missing"), (1, "extra")):
-            parts = self._parts[i]
             side = layout.source if i == 0 else layout.target
-            while parts:
-                key = next(iter(parts))
-                if key[0] >= below:
-                    break
-                row, has_rows = parts.pop(key)
+            for key, row in _due(self._rows[i], below):
+                yield Found(kind, key[0], layout.key_json(row, side), {},
+                            row if i == 0 else None, row if i == 1 else None)
+        for i, kind in ((0, "missing"), (1, "extra")):
+            side = layout.source if i == 0 else layout.target
+            for key, (row, has_rows) in _due(self._parts[i], below):
                 other = theirs.pop(key, None) if i == 0 else None
                 if other is not None:
                     if layout.static:
@@ -179,3 +173,12 @@ class SplitWalk:
                     yield Found(kind, key[0], layout.key_json(row, side, True), {},
                                 row if i == 0 else None, row if i == 1 else None,
                                 partition=True)
+
+
+def _due(waiting: OrderedDict[tuple[Any, ...], Any], below: int) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Takes out the entries of ``waiting`` (in token order) whose token is below ``below``."""
+    while waiting:
+        key = next(iter(waiting))
+        if key[0] >= below:
+            return
+        yield key, waiting.pop(key)
