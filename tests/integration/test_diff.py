@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -387,3 +388,29 @@ def test_diff_across_two_clusters(session: Session, second_session: Session,
     # the target's map was written later than the source's: it wins, as it should
     assert found(cd.diff_tables(session, src, second_session, dst, writetime=True)) == [
         ("differs", key(k=3, c=1), ("m",))]
+
+
+# --------------------------------------------------------------------------- Dask
+
+def test_dask_diff_over_workers(session: Session, planted: tuple[str, str, list[Any]]) -> None:
+    """``cqlcodec.dask.diff_tables`` (local threaded scheduler: each task opens its own
+    sessions from the connect spec) finds the same set as the single-process diff."""
+    dask = pytest.importorskip("dask")
+    import cqlcodec.dask
+
+    src, dst, expected = planted
+    host, _, port = ADDRESS.rpartition(":")
+    connect = {"contact_points": [host or "127.0.0.1"], "port": int(port or "9042"),
+               "protocol_version": 5}
+    with dask.config.set(scheduler="threads", num_workers=2):
+        result = cqlcodec.dask.diff_tables(connect, src, connect, dst, splits=6)
+    # what a distributed worker gets travels pickled
+    options = cd.diff_read.DiffOptions(None, True, True, 0.0, 1.0, 1, 100, None, None, 5.0,
+                                       False, 0.0, False, False)
+    spec = cd.Connect.of(connect)
+    task = pickle.loads(pickle.dumps(cqlcodec.dask._DiffTask(spec, src, spec, dst, options)))
+    assert task.options == options and task.source == spec
+    assert found(result.differences) == expected
+    assert result.source_rows == PARTITIONS * 3 - 1 and result.count("missing") == 4
+    tokens = [d.token for d in result.differences]
+    assert tokens == sorted(tokens) and not result.equal
