@@ -90,7 +90,7 @@ def _connect(args: argparse.Namespace) -> tuple[list[Any], Any, Any]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """``diff``: the summary on stderr, the differences to ``--report``; 0 equal, 1 not."""
-    from cqlcodec.cli.table_commands import TableCommandError, _columns, _consistency
+    from cqlcodec.cli.table_commands import TableCommandError, _columns
     from cqlcodec.driver import DiffError, DiffProgress, diff_tables
 
     if args.resume and not args.state:
@@ -115,7 +115,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
                            float_tolerance=args.float_tolerance,
                            ttl_tolerance=args.ttl_tolerance, splits=args.splits,
                            concurrency=args.concurrency, fetch_size=args.fetch_size,
-                           consistency_level=_consistency(args), retries=args.retries,
+                           # each side at its session's level: --consistency, --to-consistency
+                           consistency_level=None, retries=args.retries,
                            retry_timeout=args.retry_timeout, recheck=args.recheck,
                            recheck_after=args.recheck_after, fix=args.fix,
                            delete_extra=args.delete_extra, state=args.state,

@@ -245,6 +245,14 @@ class TableDiff:
         lock = threading.Lock()
         workers = max(1, min(self.options.concurrency, len(todo)))
 
+        def put(item: tuple[int, object]) -> None:
+            while not self._stop.is_set():  # a consumer that stopped takes nothing more
+                try:
+                    results.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
         def work() -> None:
             try:
                 while not self._stop.is_set():
@@ -254,11 +262,11 @@ class TableDiff:
                         index = todo.pop(0)
                     walk = self.tables.walk(self.splits[index], self.options)
                     found = [difference_of(f) for f in walk]
-                    results.put((index, (walk.source_rows, walk.target_rows, found)))
+                    put((index, (walk.source_rows, walk.target_rows, found)))
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer's thread
-                results.put((-1, exc))
+                put((-1, exc))
             finally:
-                results.put((-2, _SPLIT_DONE))
+                put((-2, _SPLIT_DONE))
 
         threads = [threading.Thread(target=work, name=f"cqlcodec-diff-{i}", daemon=True)
                    for i in range(workers)]
@@ -364,7 +372,9 @@ def diff_tables(source_session: Session, source_table: str, target_session: Sess
                         "written as an increment: compare, then correct it by hand)")
     description = {"source": str(tables.source_query.table),
                    "target": str(tables.target_query.table),
-                   "columns": options.columns, "writetime": writetime, "ttl": ttl}
+                   "columns": options.columns, "writetime": writetime, "ttl": ttl,
+                   "float_tolerance": options.float_tolerance,
+                   "ttl_tolerance": options.ttl_tolerance}
     record = DiffState(os.fspath(state), resume, description) if state is not None else None
     if record is not None and record.splits is not None:
         planned = record.splits
