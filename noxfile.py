@@ -566,7 +566,9 @@ def bench_tables(session: nox.Session) -> None:
     venv of its own. Compiled build, cassandra-driver. Arguments go to
     benchmarks/table_io.py (``--rows``, ``--runs``, ``--rss-rows N``: the peak RSS of
     unloading a table of N rows beside the small one, 1,000,000 unless given; 0 leaves it
-    out); results in bench-results/table_io.json. A server
+    out); results in bench-results/table_io.json. ``-- --only diff`` runs the cases of
+    ``cqlcodec diff`` instead (two equal tables against scanning both at once, and its peak
+    RSS at --rss-rows against --rows). A server
     already running on CASS_CQL_PORT is used as it is (start it with CASS_NUM_TOKENS=16).
     """
     _installed_as_pip_installs(session)

@@ -26,6 +26,8 @@ INTERPRETED: dict[str, str] = {
     "cli.codec_commands": "command-line tool: argparse and timeit, nothing per value",
     "cli.table_commands": "command-line tool: threads driving driver sessions and files",
     "cli.connect": "command-line tool: opens a driver session",
+    "cli.diff_command": "command-line tool: argparse and a report file, per difference",
+    "driver.diff_fix": "drives load_table and DELETEs per difference found, nothing per value",
     "cli.progress": "command-line tool: a progress line on stderr",
     "cli.unload_files": "command-line tool: files, a manifest and pyarrow writers",
     "cli.jsonl_text": "JSON lines through pyarrow compute calls, per column of a page",

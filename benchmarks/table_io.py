@@ -17,7 +17,14 @@ server's JIT; the server's CPU while it settles after a case (the flushes and co
 load leaves) is reported too.
 
     python benchmarks/table_io.py --port 9042 --cqlsh /path/to/cqlsh [--rows 200000]
-        [--runs 3] [--rss-rows 1000000]
+        [--runs 3] [--rss-rows 1000000] [--only copy|diff]
+
+``--only copy`` runs only the copy comparison (``copy`` against ``unload --writetime
+--ttl`` + ``load`` of its files, and against ``load`` alone), no cqlsh.
+``--only diff`` runs the cases of ``python -m cqlcodec diff`` instead: the diff of two equal
+tables against reading both at once with ``scan_table`` (two scans side by side in one
+process, every batch taken), interleaved, and with ``--rss-rows N`` the peak RSS of a diff
+of two equal tables of N rows beside that of ``--rows`` rows.
 
 ``nox -s bench_tables`` starts a server with 16 vnodes, installs the compiled build and
 cqlsh 6.2.2 in its own venv, and runs this. Results: bench-results/table_io.json.
@@ -159,6 +166,10 @@ def setup(args: argparse.Namespace, work: str) -> None:
     tables = [("source", args.rows), ("target", 0)]
     if args.rss_rows:
         tables.append(("big", args.rss_rows))
+    if args.only == "diff":  # equal twins of the tables a diff compares
+        tables = [("source", args.rows), ("twin", args.rows)]
+        if args.rss_rows:
+            tables += [("big", args.rss_rows), ("big_twin", args.rss_rows)]
     for name, rows in tables:
         if args.reuse and rows and session.cluster.metadata.keyspaces[KEYSPACE].tables.get(name):
             continue
@@ -184,7 +195,46 @@ def in_child(args: argparse.Namespace, step: str, *extra: str) -> None:
     forked from a big parent would start with the parent's RSS)."""
     subprocess.run([sys.executable, __file__, "--step", step, "--host", args.host,
                     "--port", str(args.port), "--rows", str(args.rows),
-                    "--rss-rows", str(args.rss_rows), *extra], check=True)
+                    "--rss-rows", str(args.rss_rows), "--only", args.only, *extra], check=True)
+
+
+def scan_both(args: argparse.Namespace) -> None:
+    """Reads the tables named in ``--table`` (two, comma-separated) at once with
+    ``scan_table``, each in a thread of its own, every batch taken: what a diff reads."""
+    from cassandra.cluster import Cluster
+
+    import cqlcodec.driver as cd
+
+    cluster = Cluster([args.host], port=args.port, connect_timeout=30)
+    cd.install(cluster)
+    session = cluster.connect()
+    counts: list[int] = []
+
+    def read(table: str) -> None:
+        counts.append(sum(len(b) for b in cd.scan_table(session, table, concurrency=4,
+                                                          retries=8)))
+
+    threads = [threading.Thread(target=read, args=(f"{KEYSPACE}.{t}",))
+               for t in args.table.split(",")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    cluster.shutdown()
+    if len(counts) != len(threads):
+        raise SystemExit("a scan failed")
+
+
+def diff_cases(args: argparse.Namespace, run: Any, py: str, conn: list[str],
+               options: list[str]) -> None:
+    """One round of the ``--only diff`` cases."""
+    run("diff equal tables", [py, "-m", "cqlcodec", "diff", f"{KEYSPACE}.source",
+                              f"{KEYSPACE}.twin", *options, *conn])
+    run("scan both tables", [py, os.path.abspath(__file__), "--step", "scan-both", "--host",
+                             args.host, "--port", str(args.port), "--table", "source,twin"])
+    if args.rss_rows:
+        run("diff big tables", [py, "-m", "cqlcodec", "diff", f"{KEYSPACE}.big",
+                                f"{KEYSPACE}.big_twin", *options, *conn])
 
 
 def main() -> int:
@@ -201,8 +251,10 @@ def main() -> int:
                         help="more options for unload, e.g. '--concurrency 4'")
     parser.add_argument("--reuse", action="store_true",
                         help="keep the source tables of an earlier run (same --rows)")
-    parser.add_argument("--only-copy", action="store_true",
-                        help="only the cases of the copy comparison (no cqlsh, no RSS)")
+    parser.add_argument("--only", choices=["io", "copy", "diff"], default="io",
+                        help="io (default): unload and load against cqlsh, and copy; copy: "
+                             "only the cases of the copy comparison (no cqlsh); diff: the "
+                             "diff of two equal tables against scanning both")
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -212,6 +264,9 @@ def main() -> int:
         return 0
     if args.step == "truncate":
         truncate(args, args.table)
+        return 0
+    if args.step == "scan-both":
+        scan_both(args)
         return 0
     server = server_pid(args.port)
     cores = os.cpu_count() or 1
@@ -246,7 +301,9 @@ def main() -> int:
                  "csv", *unload_options, *conn], server, cwd=work)
         shutil.rmtree(warm)
 
-        for i in range(args.runs):
+        for _ in range(args.runs if args.only == "diff" else 0):
+            diff_cases(args, run, py, conn, unload_options)
+        for i in range(args.runs if args.only in ("io", "copy") else 0):
             out = os.path.join(work, f"unload-{i}")
             run("unload cqlcodec parquet", [py, "-m", "cqlcodec", "unload",
                                             f"{KEYSPACE}.source", "-o", out, *unload_options, *conn])
@@ -254,7 +311,7 @@ def main() -> int:
             unloads = (("unload cqlcodec parquet --writetime --ttl", ["--writetime", "--ttl"]),
                        ("unload cqlcodec jsonl", ["--format", "jsonl"]),
                        ("unload cqlcodec csv", ["--format", "csv"]))
-            for case, extra in unloads[:1] if args.only_copy else unloads:
+            for case, extra in unloads[:1] if args.only == "copy" else unloads:
                 run(case, [py, "-m", "cqlcodec", "unload", f"{KEYSPACE}.source", "-o", out,
                            *extra, *unload_options, *conn])
                 if "--writetime" in extra:  # loaded back: the files-between half of a copy
@@ -270,7 +327,7 @@ def main() -> int:
             in_child(args, "truncate", "--table", "target")
             run("load cqlcodec parquet", [py, "-m", "cqlcodec", "load", f"{KEYSPACE}.target",
                                           os.path.join(work, "data.parquet"), *conn])
-            if args.only_copy:
+            if args.only == "copy":
                 continue
             csv_out = os.path.join(work, f"copy-to-{i}.csv")
             run("cqlsh COPY TO csv", [*cqlsh, f"COPY {KEYSPACE}.source TO '{csv_out}' "
@@ -307,7 +364,7 @@ def main() -> int:
 def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]], cores: int) -> None:
     medians = {case: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
                for case, runs in results.items()}
-    rows_of = {"unload big table": args.rss_rows}
+    rows_of = {"unload big table": args.rss_rows, "diff big tables": args.rss_rows}
     print(f"{args.rows:,} rows x 10 small columns, median of {args.runs} interleaved runs, "
           f"{cores} cores\n")
     print(f"{'case':<42} {'wall s':>8} {'rows/s':>10} {'CPU s':>7} {'CPU/row us':>11} "
@@ -350,6 +407,11 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, float]]],
           "load cqlcodec csv", "server_cpu")
     ratio("unload jsonl client CPU / csv", "unload cqlcodec jsonl", "unload cqlcodec csv", "cpu")
     copy_ratios(medians, ratios)
+    ratio("diff of equal tables time / scanning both (target <= 1.3)", "diff equal tables",
+          "scan both tables", "wall")
+    if "diff big tables" in medians and "diff equal tables" in medians:
+        ratios["diff peak RSS big/small tables (target <= 1.2)"] = (
+            medians["diff big tables"]["rss_mb"] / medians["diff equal tables"]["rss_mb"])
     if "unload big table" in medians and "unload small table" in medians:
         ratios["unload peak RSS big/small table"] = (medians["unload big table"]["rss_mb"]
                                                      / medians["unload small table"]["rss_mb"])

@@ -8,6 +8,7 @@
     ddf = cqlcodec.dask.read_table(connect, "shop.items", ["id", "price"], split_rows=200_000)
     ddf.price.mean().compute()
     cqlcodec.dask.to_table(ddf, connect, "shop.items_copy")
+    report = cqlcodec.dask.diff_tables(connect, "shop.items", connect, "shop.items_copy")
 
 One partition per token-range split (or per group of consecutive splits, see
 ``split_rows``), planned once by :func:`cqlcodec.driver.plan_splits` on the client and
@@ -19,6 +20,7 @@ Needs the ``cqlcodec[dask]`` extra (``dask[dataframe]``, pyarrow, a driver).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 try:
@@ -43,10 +45,12 @@ from cqlcodec.driver.arrow_io import (
 )
 from cqlcodec.driver.columns import check_nulls
 from cqlcodec.driver.connect import Connect, session_for
+from cqlcodec.driver.diff_read import Difference, DiffOptions, DiffTables, difference_of
 from cqlcodec.driver.partitions import estimates_usable, fallback_split_count
 from cqlcodec.driver.splits import TokenSplit, default_split_count, plan_splits
 
-__all__ = ["SplitReader", "WriteError", "WriteResult", "read_table", "to_table"]
+__all__ = ["DiffResult", "SplitReader", "WriteError", "WriteResult", "diff_tables", "read_table",
+           "to_table"]
 
 DEFAULT_SPLIT_ROWS = 500_000
 
@@ -204,3 +208,88 @@ def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
         raise WriteError(result)
     return result
 
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """What :func:`diff_tables` found: the rows read from each side and every
+    :class:`cqlcodec.driver.Difference` (in token order)."""
+
+    source_rows: int
+    target_rows: int
+    differences: list[Difference]
+
+    def count(self, kind: str) -> int:
+        """How many differences of ``kind`` (``missing``, ``extra``, ``differs``)."""
+        return sum(1 for d in self.differences if d.kind == kind)
+
+    @property
+    def equal(self) -> bool:
+        """No difference."""
+        return not self.differences
+
+
+class _DiffTask:
+    """Diffs a group of splits on a worker: (source rows, target rows, differences as
+    JSON objects). Its ``repr`` names the tables and the specs without passwords."""
+
+    def __init__(self, source: Connect, source_table: str, target: Connect, target_table: str,
+                 options: DiffOptions) -> None:
+        self.source, self.source_table = source, source_table
+        self.target, self.target_table = target, target_table
+        self.options = options
+
+    def __call__(self, splits: Sequence[TokenSplit]) -> tuple[int, int, list[dict[str, Any]]]:
+        tables = DiffTables(session_for(self.source), self.source_table,
+                            session_for(self.target), self.target_table, self.options)
+        source_rows = target_rows = 0
+        found: list[dict[str, Any]] = []
+        for split in splits:
+            walk = tables.walk(split, self.options)
+            found.extend(difference_of(f).as_json() for f in walk)
+            source_rows += walk.source_rows
+            target_rows += walk.target_rows
+        return source_rows, target_rows, found
+
+    def __repr__(self) -> str:
+        return (f"DiffTask({self.source_table} {self.source!r} -> {self.target_table} "
+                f"{self.target!r})")
+
+
+def diff_tables(source: Connect | Mapping[str, Any], source_table: str,
+                target: Connect | Mapping[str, Any], target_table: str, *,
+                columns: Sequence[str] | None = None, writetime: bool = False,
+                ttl: bool = False, float_tolerance: float = 0.0, ttl_tolerance: float = 0.0,
+                splits: int | Sequence[TokenSplit] | None = None, fetch_size: int = 5000,
+                consistency_level: int | None = None, retries: int | None = None,
+                retry_timeout: float | None = None) -> DiffResult:
+    """:func:`cqlcodec.driver.diff_tables` over Dask's workers: the splits are planned
+    here (``splits`` as for :func:`read_table`; without it at least two per worker
+    thread), each one a task that reads the split of both tables on a worker (one
+    session per ``connect`` per worker process) and returns its differences; the
+    results are gathered here, sorted by token. The comparison options are those of
+    :func:`cqlcodec.driver.diff_tables`; ``recheck``, ``fix`` and resuming are the
+    single-process diff's (run it with ``splits=`` the tokens of these differences to
+    recheck or fix them). The tables are checked here, before any task:
+    :class:`cqlcodec.driver.DiffError`."""
+    from cqlcodec.driver.scan import check_scan_options
+
+    timeout = check_scan_options(fetch_size, retry_timeout, retries, None)
+    options = DiffOptions(list(columns) if columns is not None else None, writetime, ttl,
+                          float(float_tolerance), float(ttl_tolerance), 1, fetch_size,
+                          consistency_level, retries, timeout, False, 0.0, False, False)
+    source_spec, target_spec = Connect.of(source), Connect.of(target)
+    session = session_for(source_spec)
+    tables = DiffTables(session, source_table, session_for(target_spec), target_table, options)
+    name = str(tables.source_query.table)
+    if isinstance(splits, Sequence):
+        planned = list(splits)
+    else:
+        wanted = splits if splits is not None else fallback_split_count(
+            default_split_count(session), _worker_threads())
+        planned = plan_splits(session, name, wanted)
+    task = _DiffTask(source_spec, name, target_spec, str(tables.target_query.table), options)
+    done = dask.compute(*[dask.delayed(task, pure=False)([split]) for split in planned])
+    differences = [Difference.from_json(d) for _, _, found in done for d in found]
+    return DiffResult(sum(r[0] for r in done), sum(r[1] for r in done),
+                      sorted(differences, key=lambda d: d.token))

@@ -38,6 +38,7 @@ BASE_ARGS = {
     "load": ["load", "ks.t", "f.csv"],
     "count": ["count", "ks.t"],
     "copy": ["copy", "ks.t", "ks.t2"],
+    "diff": ["diff", "ks.t", "ks.u"],
 }
 
 
@@ -83,7 +84,7 @@ def test_no_prefix_of_a_long_option_is_accepted() -> None:
     ["--username", "u", "--password", MARKER], ["--pass", MARKER], [f"--passw={MARKER}"],
 ])
 @pytest.mark.parametrize("command", [["count", "ks.t"], ["unload", "ks.t", "-o", "d"],
-                                     ["load", "ks.t", "f.csv"]])
+                                     ["load", "ks.t", "f.csv"], ["diff", "ks.t", "ks.u"]])
 def test_a_password_option_is_refused_and_never_shown(tmp_path: Path, command: list[str],
                                                       words: list[str]) -> None:
     proc = run(tmp_path, *command, *words, "--port", str(closed_port()))

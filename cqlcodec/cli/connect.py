@@ -47,7 +47,7 @@ class RefusedPassword(argparse.Action):
 
 def add_connection_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
     """--host/--port, credentials, SSL, consistency and protocol version; with ``prefix``
-    (``"to-"``: ``copy``'s target) the same options named ``--to-host`` ..., each
+    (``"to-"``: the target of ``copy`` and ``diff``) the same options named ``--to-host`` ..., each
     defaulting to the source's (None until :func:`target_args` fills it in)."""
     target = bool(prefix)
     g = p.add_argument_group("target connection (each defaults to the source's option)"
@@ -88,7 +88,7 @@ CONNECTION_OPTIONS: Final = ("host", "port", "username", "password_env", "ssl", 
 
 
 def target_args(args: argparse.Namespace) -> argparse.Namespace | None:
-    """The connection options of ``copy``'s target: each ``--to-X`` given, else the
+    """The connection options of the target of ``copy`` and ``diff``: each ``--to-X`` given, else the
     source's ``--X``; None when no ``--to-`` option was given (the target is reached
     through the source's session)."""
     given = {name: getattr(args, f"to_{name}") for name in CONNECTION_OPTIONS

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Final, NoReturn
 
 import cqlcodec
-from cqlcodec.cli import codec_commands, copy_command, exits, table_commands
+from cqlcodec.cli import codec_commands, copy_command, diff_command, exits, table_commands
 from cqlcodec.cli.codec_commands import UsageError
 
 UNRECOGNIZED: Final = "unrecognized arguments: "
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     codec_commands.add_commands(sub)
     table_commands.add_commands(sub)
     copy_command.add_command(sub)
+    diff_command.add_command(sub)
     return parser
 
 

@@ -64,6 +64,7 @@ from cqlcodec.driver.columns import (
 )
 from cqlcodec.driver.connect import Connect, ConnectError, Tls, close_sessions, session_for
 from cqlcodec.driver.copy import CopyError, CopyProgress, CopyResult, copy_table
+from cqlcodec.driver.diff import Difference, DiffError, DiffProgress, TableDiff, diff_tables
 from cqlcodec.driver.installer import (
     SUPPORTED_DRIVERS,
     CqlcodecBoundStatement,
@@ -104,4 +105,6 @@ __all__ = [
     "LoadCancelled", "LoadError", "LoadProgress", "TooManyBadRows", "load_table",
     # table to table (driver/copy.py)
     "CopyError", "CopyProgress", "CopyResult", "copy_table",
+    # two tables compared (driver/diff.py)
+    "DiffError", "DiffProgress", "Difference", "TableDiff", "diff_tables",
 ]

@@ -115,7 +115,8 @@ class _SplitQuery:
     """The prepared token-range query of one table, column list and filter."""
 
     def __init__(self, session: Session, table: str, columns: Sequence[str] | None,
-                 where: str | None, writetime: bool = False, ttl: bool = False) -> None:
+                 where: str | None, writetime: bool = False, ttl: bool = False,
+                 key_token: bool = False) -> None:
         try:
             self.table: TableRef = table_ref(session, table)
         except SplitPlanError as exc:
@@ -131,6 +132,10 @@ class _SplitQuery:
         if writetime or ttl:
             selected = select_list(self.table.metadata, columns, writetime, ttl)
         key = ", ".join(protect_name(c) for c in self.table.partition_key)
+        if key_token:  # the partition's token first (cqlcodec.driver.diff walks by it)
+            if selected == "*":
+                selected = select_list(self.table.metadata, None, False, False)
+            selected = f"token({key}), {selected}"
         self.cql = (f"SELECT {selected} FROM {protect_name(self.table.keyspace)}."
                     f"{protect_name(self.table.name)} WHERE token({key}) > ? AND token({key}) <= ?")
         if where:
