@@ -344,7 +344,7 @@ def test_into_a_password_protected_cluster(session: Session,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The target needs a login and the source none: ``--to-username`` with
     ``--to-password-env`` (a role that may write the target table); a wrong password
-    is status 4, the password never shown."""
+    is status 4, the password never shown; ``diff`` logs in the same way."""
     prepare_server()
     source = fresh(session, "to_auth", "k int PRIMARY KEY, v text")
     for k in range(60):
@@ -367,3 +367,9 @@ def test_into_a_password_protected_cluster(session: Session,
     finally:
         cluster.shutdown()
     assert got == [(k, f"to auth {k}", 5000 + k) for k in range(60)]
+    # and diff proves it through the same login: equal, write times included
+    proved = cli("diff", source, target, *login, "--writetime")
+    assert proved.returncode == 0, proved.stderr
+    session.execute(f"UPDATE {source} USING TIMESTAMP 9000 SET v = 'newer' WHERE k = 7")
+    found = cli("diff", source, target, *login, "--report", "-")
+    assert found.returncode == 1 and '"differs"' in found.stdout, found.stderr
