@@ -15,8 +15,9 @@ error handling and closing, and changes four things:
   for a frame header the driver refuses;
 * ``send_msg`` sends a prepared statement's EXECUTE with skip-metadata on protocol v5
   (:mod:`cqlcodec.connection.skip_metadata`);
-* on protocol v5 the outgoing segments are built by compiled code
-  (:mod:`cqlcodec.connection.segment_writer`, the same bytes as the driver's).
+* the frames of EXECUTE and QUERY requests (:mod:`cqlcodec.connection.request_writer`)
+  and, on protocol v5, the outgoing segments (:mod:`cqlcodec.connection.segment_writer`)
+  are built by compiled code, the same bytes as the driver's.
 
 Protocol v5 checksumming is switched on by the driver's own ``_enable_checksumming``
 (after STARTUP), which also switches the reassembler to segments, with the driver's
@@ -41,6 +42,7 @@ from cassandra.connection import (
 from cqlcodec.connection.large_bodies import FILL_FROM
 from cqlcodec.connection.lz4_segments import inflate_lz4, lz4_available
 from cqlcodec.connection.reassembler import Decompress, FrameReassembler
+from cqlcodec.connection.request_writer import request_encoder
 from cqlcodec.connection.segment_writer import segment_writer
 from cqlcodec.connection.skip_metadata import before_send
 from cqlcodec.errors import FramingError
@@ -90,6 +92,9 @@ class _ReadPath:
         if result_metadata:
             decoder = kwargs.get("decoder", args[1] if len(args) > 1 else None)
             before_send(msg, decoder, result_metadata, self.protocol_version)
+        encoder = kwargs.get("encoder")
+        if encoder is not None:
+            kwargs["encoder"] = request_encoder(encoder)
         reactor: Any = super()
         return reactor.send_msg(msg, request_id, cb, *args, **kwargs)
 
