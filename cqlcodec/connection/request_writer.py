@@ -49,20 +49,12 @@ def _text(value: object) -> bytes | None:
     return None
 
 
-def _short_string(parts: list[bytes], value: object) -> bool:
+def _string(parts: list[bytes], value: object, width: int) -> bool:
+    """A ``[string]`` (``width`` 2) or ``[long string]`` (``width`` 4)."""
     data = _text(value)
-    if data is None or len(data) > 0xFFFF:
+    if data is None or len(data) >= 1 << (8 * width - 1):
         return False
-    parts.append(len(data).to_bytes(2, "big"))
-    parts.append(data)
-    return True
-
-
-def _long_string(parts: list[bytes], value: object) -> bool:
-    data = _text(value)
-    if data is None or len(data) > 0x7FFFFFFF:
-        return False
-    parts.append(len(data).to_bytes(4, "big"))
+    parts.append(len(data).to_bytes(width, "big"))
     parts.append(data)
     return True
 
@@ -125,7 +117,7 @@ def _query_parameters(parts: list[bytes], msg: Any, version: int, flags: int) ->
         if type(fetch_size) is not int or not -0x80000000 <= fetch_size <= 0x7FFFFFFF:
             return False
         parts.append(fetch_size.to_bytes(4, "big", signed=True))
-    if paging_state and not _long_string(parts, paging_state):
+    if paging_state and not _string(parts, paging_state, 4):
         return False
     if serial and not _short(parts, serial):
         return False
@@ -133,24 +125,24 @@ def _query_parameters(parts: list[bytes], msg: Any, version: int, flags: int) ->
         if type(timestamp) is not int or not 0 <= timestamp <= 0xFFFFFFFFFFFFFFFF:
             return False
         parts.append(timestamp.to_bytes(8, "big"))
-    return keyspace is None or _short_string(parts, keyspace)
+    return keyspace is None or _string(parts, keyspace, 2)
 
 
 def _body(parts: list[bytes], msg: Any, version: int) -> int:
     """Append ``msg``'s body to ``parts``: its opcode, or 0 for a refusal."""
     kind = type(msg)
     if kind is QueryMessage:
-        if not _long_string(parts, msg.query):
+        if not _string(parts, msg.query, 4):
             return 0
         return QUERY if _query_parameters(parts, msg, version, 0) else 0
     if kind is not ExecuteMessage and kind is not SkipMetadataExecute:
         return 0
-    if not _short_string(parts, msg.query_id):
+    if not _string(parts, msg.query_id, 2):
         return 0
     flags = 0
     if version >= V5:
         metadata_id = msg.result_metadata_id
-        if not _short_string(parts, metadata_id):
+        if not _string(parts, metadata_id, 2):
             return 0
         if kind is SkipMetadataExecute:
             flags = SKIP_METADATA
