@@ -21,6 +21,7 @@ from typing import Any, Final
 from cassandra.protocol import _UNSET_VALUE, ExecuteMessage, ProtocolHandler, QueryMessage
 
 from cqlcodec.connection.skip_metadata import SkipMetadataExecute
+from cqlcodec.runtime.buffers import BytesWriter, write_i16_be, write_i32_be, write_i64_be
 
 EXECUTE: Final = 0x0A
 QUERY: Final = 0x07
@@ -35,60 +36,67 @@ TIMESTAMP: Final = 0x20
 KEYSPACE: Final = 0x80
 V4: Final = 4
 V5: Final = 5
-NULL: Final = b"\xff\xff\xff\xff"
-NOT_SET: Final = b"\xff\xff\xff\xfe"
 
 Encoder = Callable[..., bytes]
 
 
-def _text(value: object) -> bytes | None:
-    if type(value) is str:
-        return value.encode("utf8")
-    if type(value) is bytes:
-        return value
-    return None
-
-
-def _string(parts: list[bytes], value: object, width: int) -> bool:
+def _string(w: BytesWriter, value: object, width: int) -> bool:
     """A ``[string]`` (``width`` 2) or ``[long string]`` (``width`` 4)."""
-    data = _text(value)
-    if data is None or len(data) >= 1 << (8 * width - 1):
+    if type(value) is str:
+        data = value.encode("utf8")
+    elif type(value) is bytes:
+        data = value
+    else:
         return False
-    parts.append(len(data).to_bytes(width, "big"))
-    parts.append(data)
+    size = len(data)
+    if width == 2:
+        if size > 0x7FFF:
+            return False
+        write_i16_be(w, size)
+    elif size > 0x7FFFFFFF:
+        return False
+    else:
+        write_i32_be(w, size)
+    w.write(data)
     return True
 
 
-def _short(parts: list[bytes], value: object) -> bool:
+def _short(w: BytesWriter, value: object) -> bool:
     if type(value) is not int or not 0 <= value <= 0xFFFF:
         return False
-    parts.append(value.to_bytes(2, "big"))
+    n: int = value
+    w.append((n >> 8) & 0xFF)
+    w.append(n & 0xFF)
     return True
 
 
-def _values(parts: list[bytes], params: object) -> bool:
-    if type(params) is not list and type(params) is not tuple:
+def _values(w: BytesWriter, params: object) -> bool:
+    if type(params) is list:
+        seq: list[Any] | tuple[Any, ...] = params
+    elif type(params) is tuple:
+        seq = params
+    else:
         return False
-    seq: list[Any] | tuple[Any, ...] = params
-    if len(seq) > 0xFFFF:
+    if len(seq) > 0x7FFF:
         return False
-    parts.append(len(seq).to_bytes(2, "big"))
+    write_i16_be(w, len(seq))
     for value in seq:
-        if value is None:
-            parts.append(NULL)
+        if type(value) is bytes:
+            data: bytes = value
+            write_i32_be(w, len(data))
+            w.write(data)
+        elif value is None:
+            write_i32_be(w, -1)
         elif value is _UNSET_VALUE:
-            parts.append(NOT_SET)
-        elif type(value) is bytes:
-            parts.append(len(value).to_bytes(4, "big"))
-            parts.append(value)
+            write_i32_be(w, -2)
         else:
             return False
     return True
 
 
-def _query_parameters(parts: list[bytes], msg: Any, version: int, flags: int) -> bool:
+def _query_parameters(w: BytesWriter, msg: Any, version: int, flags: int) -> bool:
     """The ``<query_parameters>`` of the driver's ``_write_query_params`` (v4, v5)."""
-    if not _short(parts, msg.consistency_level):
+    if not _short(w, msg.consistency_level):
         return False
     params = msg.query_params
     if params is not None:
@@ -98,55 +106,59 @@ def _query_parameters(parts: list[bytes], msg: Any, version: int, flags: int) ->
         flags |= SERIAL
     fetch_size = msg.fetch_size
     if fetch_size:
+        if type(fetch_size) is not int or not -0x80000000 <= fetch_size <= 0x7FFFFFFF:
+            return False
         flags |= PAGE_SIZE
     paging_state = msg.paging_state
     if paging_state:
         flags |= PAGING_STATE
     timestamp = msg.timestamp
     if timestamp is not None:
+        if type(timestamp) is not int or not 0 <= timestamp <= 0xFFFFFFFFFFFFFFFF:
+            return False
         flags |= TIMESTAMP
     keyspace = msg.keyspace
     if keyspace is not None:
         if version < V5:
             return False
         flags |= KEYSPACE
-    parts.append(flags.to_bytes(4 if version >= V5 else 1, "big"))
-    if params is not None and not _values(parts, params):
+    if version >= V5:
+        write_i32_be(w, flags)
+    else:
+        w.append(flags)
+    if params is not None and not _values(w, params):
         return False
     if fetch_size:
-        if type(fetch_size) is not int or not -0x80000000 <= fetch_size <= 0x7FFFFFFF:
-            return False
-        parts.append(fetch_size.to_bytes(4, "big", signed=True))
-    if paging_state and not _string(parts, paging_state, 4):
+        size: int = fetch_size
+        write_i32_be(w, size)
+    if paging_state and not _string(w, paging_state, 4):
         return False
-    if serial and not _short(parts, serial):
+    if serial and not _short(w, serial):
         return False
     if timestamp is not None:
-        if type(timestamp) is not int or not 0 <= timestamp <= 0xFFFFFFFFFFFFFFFF:
-            return False
-        parts.append(timestamp.to_bytes(8, "big"))
-    return keyspace is None or _string(parts, keyspace, 2)
+        stamp: int = timestamp
+        write_i64_be(w, stamp - (1 << 64) if stamp >= 1 << 63 else stamp)
+    return keyspace is None or _string(w, keyspace, 2)
 
 
-def _body(parts: list[bytes], msg: Any, version: int) -> int:
-    """Append ``msg``'s body to ``parts``: its opcode, or 0 for a refusal."""
+def _body(w: BytesWriter, msg: Any, version: int) -> int:
+    """Write ``msg``'s body to ``w``: its opcode, or 0 for a refusal."""
     kind = type(msg)
     if kind is QueryMessage:
-        if not _string(parts, msg.query, 4):
+        if not _string(w, msg.query, 4):
             return 0
-        return QUERY if _query_parameters(parts, msg, version, 0) else 0
+        return QUERY if _query_parameters(w, msg, version, 0) else 0
     if kind is not ExecuteMessage and kind is not SkipMetadataExecute:
         return 0
-    if not _string(parts, msg.query_id, 2):
+    if not _string(w, msg.query_id, 2):
         return 0
     flags = 0
     if version >= V5:
-        metadata_id = msg.result_metadata_id
-        if not _string(parts, metadata_id, 2):
+        if not _string(w, msg.result_metadata_id, 2):
             return 0
         if kind is SkipMetadataExecute:
             flags = SKIP_METADATA
-    return EXECUTE if _query_parameters(parts, msg, version, flags) else 0
+    return EXECUTE if _query_parameters(w, msg, version, flags) else 0
 
 
 def encode_request(msg: Any, stream_id: int, protocol_version: int,
@@ -161,19 +173,24 @@ def encode_request(msg: Any, stream_id: int, protocol_version: int,
         return None
     if not -0x8000 <= stream_id <= 0x7FFF:
         return None
-    parts: list[bytes] = [b""]
-    opcode = _body(parts, msg, protocol_version)
+    w = BytesWriter()
+    opcode = _body(w, msg, protocol_version)
     if not opcode:
         return None
-    body = b"".join(parts)
+    body = w.getvalue()
     flags = 0
     if msg.tracing:
         flags |= TRACING
     if allow_beta_protocol_version:
         flags |= BETA
-    header = bytes((protocol_version, flags)) + stream_id.to_bytes(2, "big", signed=True) \
-        + bytes((opcode,)) + len(body).to_bytes(4, "big")
-    return header + body
+    frame = BytesWriter()
+    frame.append(protocol_version)
+    frame.append(flags)
+    write_i16_be(frame, stream_id)
+    frame.append(opcode)
+    write_i32_be(frame, len(body))
+    frame.write(body)
+    return frame.getvalue()
 
 
 class RequestEncoder:
@@ -183,16 +200,17 @@ class RequestEncoder:
     def __init__(self, encoder: Encoder) -> None:
         self.encoder = encoder
 
-    def __call__(self, msg: Any, stream_id: int, protocol_version: int, *args: Any,
-                 **kwargs: Any) -> bytes:
-        if not args and len(kwargs) == 2 and "compressor" in kwargs \
-                and "allow_beta_protocol_version" in kwargs:
-            frame = encode_request(msg, stream_id, protocol_version,
-                                   kwargs.get("compressor"),
-                                   bool(kwargs.get("allow_beta_protocol_version")))
+    def __call__(self, msg: Any, stream_id: int, protocol_version: int,
+                 compressor: object = None, allow_beta_protocol_version: object = False,
+                 **others: Any) -> bytes:
+        if not others:
+            frame = encode_request(msg, stream_id, protocol_version, compressor,
+                                   bool(allow_beta_protocol_version))
             if frame is not None:
                 return frame
-        out: bytes = self.encoder(msg, stream_id, protocol_version, *args, **kwargs)
+        out: bytes = self.encoder(msg, stream_id, protocol_version, compressor=compressor,
+                                  allow_beta_protocol_version=allow_beta_protocol_version,
+                                  **others)
         return out
 
 

@@ -22,6 +22,7 @@ from cassandra.segment import SegmentCodec
 
 from cqlcodec.connection.checksums import CRC32
 from cqlcodec.connection.reassembler import CRC32_SEED, MAX_PAYLOAD, crc24
+from cqlcodec.runtime.buffers import BytesWriter, write_i32_le
 
 Compress = Callable[[bytes], bytes]
 
@@ -30,9 +31,15 @@ HEADER: Final = 3
 COMPRESSED_HEADER: Final = 5
 
 
-def _segment(parts: list[bytes], payload: bytes, compress: Compress | None,
+def _little(w: BytesWriter, value: int, width: int) -> None:
+    for _ in range(width):
+        w.append(value & 0xFF)
+        value >>= 8
+
+
+def _segment(w: BytesWriter, payload: bytes, compress: Compress | None,
              self_contained: bool) -> None:
-    """Append one segment holding ``payload`` to ``parts``."""
+    """Write one segment holding ``payload`` to ``w``."""
     length = len(payload)
     header = 0
     width = HEADER
@@ -48,10 +55,11 @@ def _segment(parts: list[bytes], payload: bytes, compress: Compress | None,
     elif self_contained:
         header = 1 << FLAG_OFFSET
     header |= length
-    parts.append(header.to_bytes(width, "little"))
-    parts.append(crc24(header, width).to_bytes(3, "little"))
-    parts.append(payload)
-    parts.append(CRC32(memoryview(payload), CRC32_SEED).to_bytes(4, "little"))
+    _little(w, header, width)
+    _little(w, crc24(header, width), 3)
+    w.write(payload)
+    crc = CRC32(memoryview(payload), CRC32_SEED)
+    write_i32_le(w, crc - (1 << 32) if crc >= 1 << 31 else crc)
 
 
 def encode_segments(frame: bytes, compress: Compress | None = None) -> bytes:
@@ -60,15 +68,15 @@ def encode_segments(frame: bytes, compress: Compress | None = None) -> bytes:
     bytes, none self-contained. With ``compress`` (the driver's segment codec's, which
     gives a payload without its size), a payload is stored compressed when that makes
     it shorter, else as it is with an uncompressed length of 0, as the drivers do."""
-    parts: list[bytes] = []
+    w = BytesWriter()
     size = len(frame)
     if size <= MAX_PAYLOAD:
-        _segment(parts, frame, compress, True)
+        _segment(w, frame, compress, True)
     else:
         view = memoryview(frame)
         for at in range(0, size, MAX_PAYLOAD):
-            _segment(parts, bytes(view[at:at + MAX_PAYLOAD]), compress, False)
-    return b"".join(parts)
+            _segment(w, bytes(view[at:at + MAX_PAYLOAD]), compress, False)
+    return w.getvalue()
 
 
 class SegmentEncoder:
