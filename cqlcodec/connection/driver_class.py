@@ -14,7 +14,10 @@ error handling and closing, and changes four things:
   path (``defunct``): ``CrcMismatchException`` for a bad checksum, ``ProtocolError``
   for a frame header the driver refuses;
 * ``send_msg`` sends a prepared statement's EXECUTE with skip-metadata on protocol v5
-  (:mod:`cqlcodec.connection.skip_metadata`).
+  (:mod:`cqlcodec.connection.skip_metadata`);
+* the frames of EXECUTE and QUERY requests (:mod:`cqlcodec.connection.request_writer`)
+  and, on protocol v5, the outgoing segments (:mod:`cqlcodec.connection.segment_writer`)
+  are built by compiled code, the same bytes as the driver's.
 
 Protocol v5 checksumming is switched on by the driver's own ``_enable_checksumming``
 (after STARTUP), which also switches the reassembler to segments, with the driver's
@@ -39,6 +42,8 @@ from cassandra.connection import (
 from cqlcodec.connection.large_bodies import FILL_FROM
 from cqlcodec.connection.lz4_segments import inflate_lz4, lz4_available
 from cqlcodec.connection.reassembler import Decompress, FrameReassembler
+from cqlcodec.connection.request_writer import request_encoder
+from cqlcodec.connection.segment_writer import segment_writer
 from cqlcodec.connection.skip_metadata import before_send
 from cqlcodec.errors import FramingError
 from cqlcodec.runtime.build import COMPILED
@@ -76,7 +81,9 @@ class _ReadPath:
     def _enable_checksumming(self: Any) -> None:
         reactor: Any = super()
         reactor._enable_checksumming()
-        self._reassembler.enable_segments(segment_decompressor(self._segment_codec))
+        codec = self._segment_codec
+        self._reassembler.enable_segments(segment_decompressor(codec))
+        self._segment_codec = segment_writer(codec)
 
     def send_msg(self: Any, msg: Any, request_id: int, cb: Any, *args: Any,
                  **kwargs: Any) -> Any:
@@ -85,6 +92,9 @@ class _ReadPath:
         if result_metadata:
             decoder = kwargs.get("decoder", args[1] if len(args) > 1 else None)
             before_send(msg, decoder, result_metadata, self.protocol_version)
+        encoder = kwargs.get("encoder")
+        if encoder is not None:
+            kwargs["encoder"] = request_encoder(encoder)
         reactor: Any = super()
         return reactor.send_msg(msg, request_id, cb, *args, **kwargs)
 

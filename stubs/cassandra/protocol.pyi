@@ -44,6 +44,10 @@ class ExecuteMessage(_MessageType):
     result_metadata_id: bytes | None
     def send_body(self, f: io.BytesIO, protocol_version: int) -> None: ...
 
+class QueryMessage(_MessageType):
+    query: str | bytes
+    def __init__(self, query: str, consistency_level: int | None, *more: Any, **options: Any) -> None: ...
+
 class ResultMessage(_MessageType):
     kind: int | None
     paging_state: bytes | None

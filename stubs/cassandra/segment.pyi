@@ -1,0 +1,16 @@
+"""Protocol v5 segments: the driver's codec."""
+
+from collections.abc import Callable
+from typing import IO, Any
+
+class SegmentCodec:
+    compressor: Callable[[bytes], bytes] | None
+    decompressor: Callable[[bytes], bytes] | None
+    def __init__(self, compressor: Callable[[bytes], bytes] | None = None,
+                 decompressor: Callable[[bytes], bytes] | None = None) -> None: ...
+    @property
+    def compression(self) -> Any: ...
+    @property
+    def header_length_with_crc(self) -> int: ...
+    def compress(self, data: bytes) -> bytes: ...
+    def encode(self, buffer: IO[bytes], msg: bytes) -> None: ...
