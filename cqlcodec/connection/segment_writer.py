@@ -37,9 +37,10 @@ def _little(w: BytesWriter, value: int, width: int) -> None:
         value >>= 8
 
 
-def _segment(w: BytesWriter, payload: bytes, compress: Compress | None,
-             self_contained: bool) -> None:
-    """Write one segment holding ``payload`` to ``w``."""
+def write_segment(w: BytesWriter, payload: bytes, compress: Compress | None,
+                  self_contained: bool) -> None:
+    """Write one segment holding ``payload`` to ``w`` (compressed by ``compress`` when
+    that is shorter; ``self_contained``: it holds whole frames)."""
     length = len(payload)
     header = 0
     width = HEADER
@@ -71,11 +72,11 @@ def encode_segments(frame: bytes, compress: Compress | None = None) -> bytes:
     w = BytesWriter()
     size = len(frame)
     if size <= MAX_PAYLOAD:
-        _segment(w, frame, compress, True)
+        write_segment(w, frame, compress, True)
     else:
         view = memoryview(frame)
         for at in range(0, size, MAX_PAYLOAD):
-            _segment(w, bytes(view[at:at + MAX_PAYLOAD]), compress, False)
+            write_segment(w, bytes(view[at:at + MAX_PAYLOAD]), compress, False)
     return w.getvalue()
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from cqlcodec.connection.checksums import CRC32
-from cqlcodec.connection.reassembler import CRC32_SEED, MAX_PAYLOAD, crc24
+from cqlcodec.connection.reassembler import MAX_PAYLOAD
+from cqlcodec.connection.segment_writer import write_segment
 from cqlcodec.errors import CodecError
 from cqlcodec.runtime.buffers import BytesWriter, write_i16_be, write_i32_be, write_i64_be
 
@@ -214,24 +214,6 @@ def prepare_body(version: int, query: str, keyspace: str | None) -> bytes:
     return w.getvalue()
 
 
-def _segment(w: BytesWriter, payload: bytes | memoryview, self_contained: bool) -> None:
-    n = len(payload)
-    header = n | (0x20000 if self_contained else 0)
-    w.append(header & 0xFF)
-    w.append((header >> 8) & 0xFF)
-    w.append((header >> 16) & 0xFF)
-    crc = crc24(header, 3)
-    w.append(crc & 0xFF)
-    w.append((crc >> 8) & 0xFF)
-    w.append((crc >> 16) & 0xFF)
-    w.write(bytes(payload))
-    check = CRC32(memoryview(payload), CRC32_SEED) & 0xFFFFFFFF
-    w.append(check & 0xFF)
-    w.append((check >> 8) & 0xFF)
-    w.append((check >> 16) & 0xFF)
-    w.append((check >> 24) & 0xFF)
-
-
 def segments(frames: list[bytes]) -> bytes:
     """Protocol v5 segments (uncompressed) carrying ``frames`` in order: whole frames
     share self-contained segments of at most 131,071 bytes; a larger frame goes alone,
@@ -242,16 +224,16 @@ def segments(frames: list[bytes]) -> bytes:
     for frame in frames:
         n = len(frame)
         if size + n > MAX_PAYLOAD and group:
-            _segment(w, b"".join(group), True)
+            write_segment(w, b"".join(group), None, True)
             group = []
             size = 0
         if n > MAX_PAYLOAD:
             view = memoryview(frame)
             for start in range(0, n, MAX_PAYLOAD):
-                _segment(w, view[start:start + MAX_PAYLOAD], False)
+                write_segment(w, bytes(view[start:start + MAX_PAYLOAD]), None, False)
             continue
         group.append(frame)
         size += n
     if group:
-        _segment(w, group[0] if len(group) == 1 else b"".join(group), True)
+        write_segment(w, group[0] if len(group) == 1 else b"".join(group), None, True)
     return w.getvalue()
