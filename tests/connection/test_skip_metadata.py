@@ -101,3 +101,35 @@ def test_metadata_changed_gives_the_statement_new_columns() -> None:
     assert ps.result_metadata is now
     columns_changed(list(new_columns), new_columns, b"id-3")  # not tracked: left alone
     assert ps.result_metadata is now
+
+
+class _PairStatement(PreparedStatement):
+    """cassandra-driver's statement with scylla-driver 3.29.12's API for its result
+    metadata: read-only ``result_metadata`` and ``result_metadata_id``, replaced as one
+    pair by ``update_result_metadata`` (scylla-driver's own class is not installed here)."""
+
+    def __init__(self, columns: Any, metadata_id: bytes) -> None:  # the attributes used
+        self.protocol_version = 5
+        self._pair = (columns, metadata_id)
+
+    @property
+    def result_metadata(self) -> Any:
+        return self._pair[0]
+
+    @property
+    def result_metadata_id(self) -> Any:
+        return self._pair[1]
+
+    def update_result_metadata(self, columns: Any, metadata_id: Any) -> None:
+        self._pair = (columns, metadata_id)
+
+
+def test_a_statement_with_read_only_metadata_is_updated_as_a_pair() -> None:
+    ps = _PairStatement([("ks", "t", "k", object)], b"id-1")
+    track(ps)  # before: AttributeError, the property has no setter
+    sent = ps.result_metadata
+    assert type(sent) is ResultColumns and sent.metadata_id == b"id-1"
+    new_columns: Any = [("ks", "t", "k", object), ("ks", "t", "v", object)]
+    columns_changed(sent, new_columns, b"id-2")
+    assert ps.result_metadata == new_columns and ps.result_metadata_id == b"id-2"
+    assert type(ps.result_metadata) is ResultColumns and ps.result_metadata.statement is ps
