@@ -48,11 +48,12 @@ class ResultColumns(list):  # type: ignore[type-arg]
 class SkipMetadataExecute(ExecuteMessage):
     """The driver's EXECUTE with the skip-metadata flag set (protocol v5 only)."""
 
-    def send_body(self, f: io.BytesIO, protocol_version: int) -> None:
+    def send_body(self, f: io.BytesIO, protocol_version: int, *more: Any) -> None:
         """The driver's body, then its ``[int] flags`` with 0x02 added: the flags follow
-        the ``[short bytes]`` query id, result metadata id and ``[short]`` consistency."""
+        the ``[short bytes]`` query id, result metadata id and ``[short]`` consistency.
+        ``more``: what else the driver passes (scylla-driver: its protocol features)."""
         at = f.tell()
-        super().send_body(f, protocol_version)
+        super().send_body(f, protocol_version, *more)
         metadata_id = self.result_metadata_id
         if protocol_version != VERSION or metadata_id is None:
             return

@@ -133,3 +133,35 @@ def test_a_statement_with_read_only_metadata_is_updated_as_a_pair() -> None:
     columns_changed(sent, new_columns, b"id-2")
     assert ps.result_metadata == new_columns and ps.result_metadata_id == b"id-2"
     assert type(ps.result_metadata) is ResultColumns and ps.result_metadata.statement is ps
+
+
+class _FeaturesExecute(ExecuteMessage):
+    """An EXECUTE whose ``send_body`` takes the protocol features too, as scylla-driver
+    3.29.12's does (``send_body(f, protocol_version, protocol_features)``)."""
+
+    features: Any = "unset"
+
+    def send_body(self, f: io.BytesIO, protocol_version: int,
+                  protocol_features: Any = None) -> None:
+        self.features = protocol_features
+        super().send_body(f, protocol_version)
+
+
+class _SkippingFeatures(SkipMetadataExecute, _FeaturesExecute):
+    """SkipMetadataExecute over that driver's EXECUTE."""
+
+
+def test_the_drivers_extra_send_body_arguments_pass_through() -> None:
+    features = object()
+    plain: Any = _message([b"\x00"])
+    plain.__class__ = _FeaturesExecute
+    expected = io.BytesIO()
+    plain.send_body(expected, 5, features)
+    msg: Any = _message([b"\x00"])
+    msg.__class__ = _SkippingFeatures
+    f = io.BytesIO()
+    msg.send_body(f, 5, features)  # before: TypeError, 3 positional arguments but 4 given
+    assert msg.features is features
+    at = 2 + 10 + 2 + 16 + 2
+    assert int.from_bytes(f.getvalue()[at:at + 4], "big") & 0x02
+    assert f.getvalue()[:at] == expected.getvalue()[:at]
