@@ -95,3 +95,18 @@ def test_the_drivers_warning_once_per_class(caplog: pytest.LogCaptureFixture) ->
     assert row._fields == named_tuple_factory(names, [(1, 2, 3)])[0]._fields
     warned = [r for r in caplog.records if r.name == "cassandra.query"]
     assert len(warned) == 2  # one from ours (made once), one from the driver's call above
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+def test_rows_without_a_length_as_the_driver(factory: Any) -> None:
+    """A session's own protocol handler may hand the factory an iterator (the driver's
+    LazyProtocolHandler does): the rows are the driver's, not a TypeError from len()."""
+    names = ["k", "v", "class"]
+    for count in (0, 3, drv.PAUSE_FROM + 1):
+        rows = [(i, str(i), None) for i in range(count)]
+        got = drv._PAUSED_FACTORIES[id(factory)](names, iter(rows))
+        expected = factory(names, iter(rows))
+        if factory is tuple_factory:  # the driver's returns the rows it is given
+            got, expected = list(got), list(expected)
+        assert got == expected
+        assert _shape(got) == _shape(expected)

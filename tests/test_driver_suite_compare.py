@@ -62,3 +62,16 @@ def test_a_run_without_tests_is_not_a_pass(comparison: ModuleType, tmp_path: Pat
     _junit(tmp_path / "v4-driver.xml", {})
     _junit(tmp_path / "v4-cqlcodec.xml", {})
     assert comparison.compare(tmp_path) > 0
+
+
+def test_install_runs_are_compared_with_the_driver_class_too(
+        comparison: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _junit(tmp_path / "v4-driver.xml", {"a": "passed", "b": "passed"})
+    _junit(tmp_path / "v4-cqlcodec.xml", {"a": "passed", "b": "passed"})
+    _junit(tmp_path / "v4-install.xml", {"a": "passed", "b": "failed"})
+    _junit(tmp_path / "v5-driver.xml", {"a": "passed"})
+    _junit(tmp_path / "v5-install.xml", {"a": "passed"})  # an install run alone is enough
+    assert comparison.compare(tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "t.C::b: passed with the driver's class, failed with install()" in out
+    assert "protocol v5: install():        1 passed, 0 failed, 0 skipped" in out

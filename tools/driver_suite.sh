@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A driver's own integration tests (tests/integration/standard of cassandra-driver's or
-# scylla-driver's repository), run with the driver's connection class and with cqlcodec's, on
+# scylla-driver's repository), run with the driver's connection class and with cqlcodec's (and,
+# with DRIVER_SUITE_CLASSES naming install, with cqlcodec.driver.install() on every Cluster), on
 # protocol v4 and v5, then compared: a test that passes with the driver's class and not with
 # cqlcodec's is a bug.
 # Long (minutes per module); not part of CI. docs/development.md has the setup.
@@ -15,7 +16,9 @@
 #   DRIVER_SUITE_PYTHON    a python with that driver, pytest, pytest-timeout, scales, pytz,
 #                          pure-sasl, packaging (and mypy, librt for the compiled build) [python3]
 #   DRIVER_SUITE_PROTOCOLS [4 5]
-#   DRIVER_SUITE_CLASSES   [driver cqlcodec]  the runs to make (then the comparison of what is there)
+#   DRIVER_SUITE_CLASSES   [driver cqlcodec]  the runs to make (then the comparison of what is there):
+#                          driver (the driver alone), cqlcodec (its connection class),
+#                          install (its connection class and install() on every Cluster)
 #   DRIVER_SUITE_OUT       where junit files and logs go [<repo>/.driver-suite/<build>]
 #   DRIVER_SUITE_BUILD     a compiled copy made by `tools/devtest.sh build` to use instead of
 #                          compiling one into $DRIVER_SUITE_OUT/build []

@@ -1,9 +1,11 @@
 """Compare the driver's test runs of ``tools/driver_suite.sh``: driver's class against cqlcodec's.
 
-Reads ``v<protocol>-driver.xml`` and ``v<protocol>-cqlcodec.xml`` (pytest junit files) from
-the folder given, prints the passed/failed/skipped counts of each run and the tests whose
-outcome differs, and exits 1 when a test passes with the driver's class and not with
-cqlcodec's, or when there is nothing to compare (a run missing, or one that ran no test).
+Reads ``v<protocol>-driver.xml`` and ``v<protocol>-cqlcodec.xml`` and/or
+``v<protocol>-install.xml`` (pytest junit files) from the folder given, prints the
+passed/failed/skipped counts of each run and the tests whose outcome differs from the
+driver's-class run, and exits 1 when a test passes with the driver's class and not with
+cqlcodec's class or with ``install()``, or when there is nothing to compare (a run missing,
+or one that ran no test).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def counts(found: dict[str, str]) -> str:
     return ", ".join(f"{values.count(outcome)} {outcome}" for outcome in OUTCOMES)
 
 
+NAMES = {"cqlcodec": "cqlcodec's class", "install": "install()"}
+
+
 def compare(folder: Path) -> int:
     """Print the comparison of every protocol in ``folder``; the number of regressions."""
     regressions = 0
@@ -44,24 +49,29 @@ def compare(folder: Path) -> int:
         return 1
     for driver_file in driver_files:
         protocol = driver_file.name.split("-")[0]
-        cqlcodec_file = folder / f"{protocol}-cqlcodec.xml"
-        if not cqlcodec_file.exists():
-            print(f"{protocol}: no {cqlcodec_file.name}")
+        others = [folder / f"{protocol}-{run}.xml" for run in NAMES]
+        present = [other for other in others if other.exists()]
+        if not present:
+            print(f"{protocol}: no {' or '.join(other.name for other in others)}")
             regressions += 1
             continue
-        driver, cqlcodec = outcomes(driver_file), outcomes(cqlcodec_file)
-        if not driver or not cqlcodec:
-            print(f"{protocol}: a run without any test (see its log): nothing compared")
-            regressions += 1
-            continue
+        driver = outcomes(driver_file)
         print(f"protocol {protocol}: driver's class:   {counts(driver)}")
-        print(f"protocol {protocol}: cqlcodec's class: {counts(cqlcodec)}")
-        for test_id in sorted(driver.keys() | cqlcodec.keys()):
-            before, after = driver.get(test_id, "absent"), cqlcodec.get(test_id, "absent")
-            if before != after:
-                print(f"  {test_id}: {before} with the driver's class, {after} with cqlcodec's")
-                regressions += before == "passed"
-    print(f"{regressions} tests pass with the driver's class and not with cqlcodec's")
+        for other_file in present:
+            name = NAMES[other_file.stem.split("-", 1)[1]]
+            other = outcomes(other_file)
+            if not driver or not other:
+                print(f"{protocol}: a run without any test (see its log): nothing compared")
+                regressions += 1
+                continue
+            print(f"protocol {protocol}: {name + ':':17} {counts(other)}")
+            for test_id in sorted(driver.keys() | other.keys()):
+                before, after = driver.get(test_id, "absent"), other.get(test_id, "absent")
+                if before != after:
+                    print(f"  {test_id}: {before} with the driver's class, {after} with {name}")
+                    regressions += before == "passed"
+    print(f"{regressions} tests pass with the driver's class and not with cqlcodec's"
+          " (its class or install())")
     return regressions
 
 

@@ -7,6 +7,9 @@ default) and the driver's ``DefaultConnection`` with :func:`cqlcodec.driver.conn
 of that reactor, so every cluster and every connection the tests open reads through cqlcodec;
 the tests themselves are not edited. The classes of the other reactors it knows (libev,
 asyncore, asyncio) are replaced too, for the tests that name a reactor class themselves.
+``CQLCODEC_DRIVER_SUITE_CLASS=install`` does the same and also calls
+:func:`cqlcodec.driver.install` on every ``Cluster`` the tests make, as it is made: rows,
+binding, row classes and skip-metadata through cqlcodec, what a user gets from ``install``.
 With ``CQLCODEC_DRIVER_SUITE_CLASS=driver`` it changes nothing and only reports. Either way
 the pytest header names the class in use and the cqlcodec build, and the summary counts the
 connections the cqlcodec classes opened (0 means the switch did not take).
@@ -32,6 +35,7 @@ CCM_MODULES = {"ccmlib.dse_cluster": "ccmlib.dse.dse_cluster",
                "ccmlib.hcd_cluster": "ccmlib.hcd.hcd_cluster"}
 MODE = os.environ.get("CQLCODEC_DRIVER_SUITE_CLASS", "driver")
 opened = [0]
+installed = [0]  # clusters install() was called on (CQLCODEC_DRIVER_SUITE_CLASS=install)
 # frames handed on by the cqlcodec classes, and those with bodies of fill_bodies_from or more
 frames = [0, 0]
 
@@ -76,6 +80,24 @@ def _switch() -> type[Any]:
     return made[loop]
 
 
+def _install_on_every_cluster() -> None:
+    """Call ``install()`` on every ``Cluster``, at the end of its ``__init__`` (before any
+    ``connect``), so every session of every test decodes and binds through cqlcodec."""
+    import cassandra.cluster
+
+    from cqlcodec.driver import install
+
+    cluster_class: Any = cassandra.cluster.Cluster
+    original_init = cluster_class.__init__
+
+    def init_and_install(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        install(self)
+        installed[0] += 1
+
+    cluster_class.__init__ = init_and_install
+
+
 def _alias_ccm_modules() -> None:
     for old, new in CCM_MODULES.items():
         try:
@@ -109,12 +131,15 @@ def _external_node() -> None:
 
 
 _alias_ccm_modules()
-if MODE == "cqlcodec":
+if MODE in ("cqlcodec", "install"):
     SWITCHED: type[Any] | None = _switch()
+    if MODE == "install":
+        _install_on_every_cluster()
 elif MODE == "driver":
     SWITCHED = None
 else:
-    raise RuntimeError(f"CQLCODEC_DRIVER_SUITE_CLASS must be cqlcodec or driver, not {MODE!r}")
+    raise RuntimeError("CQLCODEC_DRIVER_SUITE_CLASS must be cqlcodec, install or driver,"
+                       f" not {MODE!r}")
 if os.environ.get("USE_CASS_EXTERNAL"):
     _external_node()
 
@@ -155,6 +180,8 @@ def pytest_report_header() -> list[str]:
 
         build = "compiled" if COMPILED else "interpreted"
         lines.append(f"connection class: {SWITCHED.__name__} (cqlcodec {build}, {cqlcodec.__file__})")
+        if MODE == "install":
+            lines.append("cqlcodec.driver.install() called on every Cluster")
     return lines
 
 
@@ -167,3 +194,5 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"cqlcodec connection class: {opened[0]} connections opened, {frames[0]} frames"
             f" read, {frames[1]} of them with bodies of {SWITCHED.fill_bodies_from} bytes or"
             f" more (filled in place as they arrived: {fills_in_place()})")
+        if MODE == "install":
+            terminalreporter.write_line(f"cqlcodec.driver.install(): {installed[0]} clusters")

@@ -48,11 +48,12 @@ class ResultColumns(list):  # type: ignore[type-arg]
 class SkipMetadataExecute(ExecuteMessage):
     """The driver's EXECUTE with the skip-metadata flag set (protocol v5 only)."""
 
-    def send_body(self, f: io.BytesIO, protocol_version: int) -> None:
+    def send_body(self, f: io.BytesIO, protocol_version: int, *more: Any) -> None:
         """The driver's body, then its ``[int] flags`` with 0x02 added: the flags follow
-        the ``[short bytes]`` query id, result metadata id and ``[short]`` consistency."""
+        the ``[short bytes]`` query id, result metadata id and ``[short]`` consistency.
+        ``more``: what else the driver passes (scylla-driver: its protocol features)."""
         at = f.tell()
-        super().send_body(f, protocol_version)
+        super().send_body(f, protocol_version, *more)
         metadata_id = self.result_metadata_id
         if protocol_version != VERSION or metadata_id is None:
             return
@@ -72,7 +73,7 @@ def track(statement: Any) -> None:
     if type(columns) is list and columns and statement.protocol_version == VERSION:
         metadata_id = statement.result_metadata_id
         if metadata_id:
-            statement.result_metadata = ResultColumns(columns, metadata_id, statement)
+            _set_columns(statement, ResultColumns(columns, metadata_id, statement))
 
 
 HANDLER_FLAG: Final = "cqlcodec_skips_metadata"
@@ -102,5 +103,17 @@ def columns_changed(sent: Any, columns: list[Any], metadata_id: bytes) -> None:
     current = statement.result_metadata
     if type(current) is ResultColumns and current.metadata_id == metadata_id:
         return  # another answer got there first
-    statement.result_metadata = ResultColumns(columns, metadata_id, statement)
-    statement.result_metadata_id = metadata_id
+    _set_columns(statement, ResultColumns(columns, metadata_id, statement))
+
+
+def _set_columns(statement: Any, columns: ResultColumns) -> None:
+    """Make ``columns`` and their id the statement's result metadata: through
+    ``update_result_metadata`` where the driver has it (scylla-driver 3.29.12 makes
+    ``result_metadata`` and ``result_metadata_id`` read-only, replaced as one pair),
+    else by setting both attributes (cassandra-driver)."""
+    update = getattr(statement, "update_result_metadata", None)
+    if update is not None:
+        update(columns, columns.metadata_id)
+    else:
+        statement.result_metadata = columns
+        statement.result_metadata_id = columns.metadata_id

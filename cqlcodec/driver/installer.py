@@ -1044,7 +1044,8 @@ class _PausedRowFactory:
     """One of the driver's own row factories, its rows built by
     :mod:`cqlcodec.driver.row_classes` (the same classes, names and values; a
     namedtuple class made once per column names, not per page), with the cyclic
-    collector held off for a page of :data:`PAUSE_FROM` rows or more
+    collector held off for a page of :data:`PAUSE_FROM` rows or more (rows without a
+    length, a custom protocol handler's iterator, are built with the collector left alone)
     (:mod:`cqlcodec.runtime.collector`): its namedtuples, dicts or tuples are the rest of
     a page's objects. It compares equal to the factory it runs (and hashes alike), so the
     driver's checks of a future's factory (``ResultSet.was_applied``) see that factory."""
@@ -1056,7 +1057,11 @@ class _PausedRowFactory:
         self.build = _ROW_BUILDERS.get(id(factory), factory)
 
     def __call__(self, colnames: Any, rows: Any) -> Any:
-        if len(rows) < PAUSE_FROM:
+        try:
+            few = len(rows) < PAUSE_FROM
+        except TypeError:  # an iterator of a session's own protocol handler (the driver's
+            few = True     # LazyProtocolHandler): no length to judge the page by
+        if few:
             return self.build(colnames, rows)
         collector.pause()
         try:

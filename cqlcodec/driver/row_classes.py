@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from cassandra.query import named_tuple_factory
@@ -57,7 +57,7 @@ def _make_class(key: tuple[str, ...]) -> type[Any] | None:
     return made
 
 
-def named_tuple_rows(colnames: Sequence[str], rows: Sequence[tuple[Any, ...]],
+def named_tuple_rows(colnames: Sequence[str], rows: Iterable[tuple[Any, ...]],
                      fallback: Callable[[Any, Any], Any]) -> list[Any]:
     """``named_tuple_factory(colnames, rows)``: each row an instance of the kept class
     (``fallback``, the driver's factory, where no class can be made: it raises its error)."""
@@ -69,12 +69,12 @@ def named_tuple_rows(colnames: Sequence[str], rows: Sequence[tuple[Any, ...]],
     return [new(made, row) for row in rows]
 
 
-def dict_rows(colnames: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def dict_rows(colnames: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """``dict_factory(colnames, rows)``: a dict of each row by column name."""
     return [dict(zip(colnames, row)) for row in rows]
 
 
 def ordered_dict_rows(colnames: Sequence[str],
-                      rows: Sequence[tuple[Any, ...]]) -> list[OrderedDict[str, Any]]:
+                      rows: Iterable[tuple[Any, ...]]) -> list[OrderedDict[str, Any]]:
     """``ordered_dict_factory(colnames, rows)``: an OrderedDict of each row by column name."""
     return [OrderedDict(zip(colnames, row)) for row in rows]

@@ -101,3 +101,67 @@ def test_metadata_changed_gives_the_statement_new_columns() -> None:
     assert ps.result_metadata is now
     columns_changed(list(new_columns), new_columns, b"id-3")  # not tracked: left alone
     assert ps.result_metadata is now
+
+
+class _PairStatement(PreparedStatement):
+    """cassandra-driver's statement with scylla-driver 3.29.12's API for its result
+    metadata: read-only ``result_metadata`` and ``result_metadata_id``, replaced as one
+    pair by ``update_result_metadata`` (scylla-driver's own class is not installed here)."""
+
+    def __init__(self, columns: Any, metadata_id: bytes) -> None:  # the attributes used
+        self.protocol_version = 5
+        self._pair = (columns, metadata_id)
+
+    @property
+    def result_metadata(self) -> Any:
+        return self._pair[0]
+
+    @property
+    def result_metadata_id(self) -> Any:
+        return self._pair[1]
+
+    def update_result_metadata(self, columns: Any, metadata_id: Any) -> None:
+        self._pair = (columns, metadata_id)
+
+
+def test_a_statement_with_read_only_metadata_is_updated_as_a_pair() -> None:
+    ps = _PairStatement([("ks", "t", "k", object)], b"id-1")
+    track(ps)  # before: AttributeError, the property has no setter
+    sent = ps.result_metadata
+    assert type(sent) is ResultColumns and sent.metadata_id == b"id-1"
+    new_columns: Any = [("ks", "t", "k", object), ("ks", "t", "v", object)]
+    columns_changed(sent, new_columns, b"id-2")
+    assert ps.result_metadata == new_columns and ps.result_metadata_id == b"id-2"
+    assert type(ps.result_metadata) is ResultColumns and ps.result_metadata.statement is ps
+
+
+class _FeaturesExecute(ExecuteMessage):
+    """An EXECUTE whose ``send_body`` takes the protocol features too, as scylla-driver
+    3.29.12's does (``send_body(f, protocol_version, protocol_features)``)."""
+
+    features: Any = "unset"
+
+    def send_body(self, f: io.BytesIO, protocol_version: int,
+                  protocol_features: Any = None) -> None:
+        self.features = protocol_features
+        super().send_body(f, protocol_version)
+
+
+class _SkippingFeatures(SkipMetadataExecute, _FeaturesExecute):
+    """SkipMetadataExecute over that driver's EXECUTE."""
+
+
+def test_the_drivers_extra_send_body_arguments_pass_through() -> None:
+    features = object()
+    plain: Any = _message([b"\x00"])
+    plain.__class__ = _FeaturesExecute
+    expected = io.BytesIO()
+    plain.send_body(expected, 5, features)
+    msg: Any = _message([b"\x00"])
+    msg.__class__ = _SkippingFeatures
+    f = io.BytesIO()
+    msg.send_body(f, 5, features)  # before: TypeError, 3 positional arguments but 4 given
+    assert msg.features is features
+    at = 2 + 10 + 2 + 16 + 2
+    assert int.from_bytes(f.getvalue()[at:at + 4], "big") & 0x02
+    assert f.getvalue()[:at] == expected.getvalue()[:at]
