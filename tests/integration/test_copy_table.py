@@ -352,6 +352,11 @@ def test_into_a_password_protected_cluster(session: Session,
                         f"USING TIMESTAMP {5000 + k}")
     host, port = auth_host_port()
     target = f"{AUTH_KEYSPACE}.copy"
+    cluster = auth_cluster(READER, READER_PASSWORD)
+    try:  # other modules' tests load this table too (MODIFY allows TRUNCATE)
+        cluster.connect().execute(f"TRUNCATE {target}", timeout=60)
+    finally:
+        cluster.shutdown()
     login = ["--to-host", host, "--to-port", str(port), "--to-username", READER,
              "--to-password-env", "CQLCODEC_TEST_COPY_PASSWORD"]
     monkeypatch.setenv("CQLCODEC_TEST_COPY_PASSWORD", WRONG_PASSWORD)
