@@ -1374,12 +1374,15 @@ def _install_session(session: Session, options: Options) -> None:
         def create_with_cqlcodec(query: Any, *args: Any, **kwargs: Any) -> Any:
             if type(query) is PreparedStatement:
                 query.__class__ = CqlcodecPreparedStatement
-            future = create(query, *args, **kwargs)
-            statement = future.prepared_statement
+            # before the driver builds the message: scylla-driver takes the statement's
+            # columns into it there
+            statement = query if isinstance(query, PreparedStatement) else getattr(
+                query, "prepared_statement", None)
             if statement is not None:
                 columns = statement.result_metadata
                 if columns and type(columns) is list:
                     track(statement)  # v5: its EXECUTE skips the metadata (skip_metadata)
+            future = create(query, *args, **kwargs)
             paused = _PAUSED_FACTORIES.get(id(future.row_factory))
             if paused is not None and paused.factory is future.row_factory:
                 future.row_factory = paused
