@@ -42,10 +42,6 @@ __all__ = ["TableColumns", "WriteFailure", "WriteResult", "WriteError", "conform
 _TEXT_KINDS: Final = (K.VARINT, K.DECIMAL)
 
 
-def _quote(name: str) -> str:
-    return quote_name(name)
-
-
 @dataclass(frozen=True)
 class TableColumns:
     """A table as the engines read and write it: keyspace, name, every column in
@@ -60,7 +56,7 @@ class TableColumns:
     @property
     def qualified(self) -> str:
         """``"ks"."table"``, quoted for CQL."""
-        return f"{_quote(self.keyspace)}.{_quote(self.name)}"
+        return f"{quote_name(self.keyspace)}.{quote_name(self.name)}"
 
     def __str__(self) -> str:
         return cql_table_name(self.keyspace, self.name)
@@ -337,7 +333,7 @@ def insert_query(ref: TableColumns, names: Sequence[str]) -> str:
     missing = [c for c in ref.partition_key if c not in names]
     if missing:
         raise ScanError(f"writing {ref} needs its partition key column(s) {missing}")
-    return (f"INSERT INTO {ref.qualified} ({', '.join(_quote(n) for n in names)}) "
+    return (f"INSERT INTO {ref.qualified} ({', '.join(quote_name(n) for n in names)}) "
             f"VALUES ({', '.join('?' for _ in names)})")
 
 

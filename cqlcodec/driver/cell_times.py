@@ -35,6 +35,7 @@ from cqlcodec.driver.columns import InsertFailure, InsertResult, insert_columns
 from cqlcodec.driver.list_repeats import ListPlan
 from cqlcodec.driver.sources import LoadError
 from cqlcodec.errors import BindError
+from cqlcodec.types.names import quote_name
 
 __all__ = ["TimedColumns", "python_values", "select_list", "take_rows", "time_column_types",
            "time_columns",
@@ -43,10 +44,6 @@ __all__ = ["TimedColumns", "python_values", "select_list", "take_rows", "time_co
 WRITETIME: Final = "writetime({})"
 TTL: Final = "ttl({})"
 _COLLECTIONS: Final = ("list<", "set<", "map<")
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def timed_names(metadata: Any, columns: Sequence[str] | None) -> list[str]:
@@ -64,12 +61,12 @@ def select_list(metadata: Any, columns: Sequence[str] | None, writetime: bool,
     """The select clause of a scan of ``columns`` (all when None) followed by
     ``writetime(c)`` and/or ``ttl(c)`` of each column of :func:`timed_names`."""
     names = list(columns) if columns is not None else list(metadata.columns)
-    parts = [_quoted(n) for n in names]
+    parts = [quote_name(n) for n in names]
     for name in timed_names(metadata, columns):
         if writetime:
-            parts.append(f"writetime({_quoted(name)}) AS {_quoted(WRITETIME.format(name))}")
+            parts.append(f"writetime({quote_name(name)}) AS {quote_name(WRITETIME.format(name))}")
         if ttl:
-            parts.append(f"ttl({_quoted(name)}) AS {_quoted(TTL.format(name))}")
+            parts.append(f"ttl({quote_name(name)}) AS {quote_name(TTL.format(name))}")
     return ", ".join(parts)
 
 
@@ -159,20 +156,20 @@ def _statement_text(table: str, shape: _Shape) -> tuple[str, list[str]]:
         using.append(f"TTL {marker()}")
     clause = f" USING {' AND '.join(using)}" if using else ""
     if shape.delete:
-        where = " AND ".join(f"{_quoted(k)} = {marker()}" for k in shape.keys)
-        return f"DELETE {_quoted(shape.cells[0])} FROM {table}{clause} WHERE {where}", markers
+        where = " AND ".join(f"{quote_name(k)} = {marker()}" for k in shape.keys)
+        return f"DELETE {quote_name(shape.cells[0])} FROM {table}{clause} WHERE {where}", markers
     if not shape.element:
         names = [*shape.keys, *shape.cells]
         values = ", ".join(marker() for _ in names)
-        text = (f"INSERT INTO {table} ({', '.join(map(_quoted, names))}) VALUES ({values})"
+        text = (f"INSERT INTO {table} ({', '.join(map(quote_name, names))}) VALUES ({values})"
                 f"{clause}")
         return text, markers
     column = shape.cells[0]
     if shape.fields:
-        sets = ", ".join(f"{_quoted(column)}.{_quoted(f)} = {marker()}" for f in shape.fields)
+        sets = ", ".join(f"{quote_name(column)}.{quote_name(f)} = {marker()}" for f in shape.fields)
     else:
-        sets = f"{_quoted(column)} = {_quoted(column)} + {marker()}"
-    where = " AND ".join(f"{_quoted(k)} = {marker()}" for k in shape.keys)
+        sets = f"{quote_name(column)} = {quote_name(column)} + {marker()}"
+    where = " AND ".join(f"{quote_name(k)} = {marker()}" for k in shape.keys)
     return f"UPDATE {table}{clause} SET {sets} WHERE {where}", markers
 
 

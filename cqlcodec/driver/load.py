@@ -60,7 +60,7 @@ from cqlcodec.driver.splits import SplitPlanError, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.driver.time_text import time_zone_of
 from cqlcodec.errors import BindError
-from cqlcodec.types.names import cql_table_name, split_table_name
+from cqlcodec.types.names import cql_table_name, quote_name, split_table_name
 
 __all__ = ["ChunkWriter", "LoadProgress", "load_table", "resolve_table"]
 
@@ -92,10 +92,6 @@ def resolve_table(session: Session, table: str) -> Any:
         return table_ref(session, table).metadata
     except SplitPlanError as exc:
         raise LoadError(str(exc)) from None
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def load_table(session: Session, table: str, source: object, *,
@@ -623,10 +619,10 @@ def _write_cql(table_name: str, names: Sequence[str], counters: Sequence[str],
                key_columns: Sequence[str]) -> str:
     """The INSERT of ``names``; for a counter table the UPDATE adding ``counters``."""
     if not counters:
-        return (f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(_quoted, names))}) "
+        return (f"INSERT INTO {_quoted_table(table_name)} ({', '.join(map(quote_name, names))}) "
                 f"VALUES ({', '.join('?' * len(names))})")
-    sets = ", ".join(f"{_quoted(c)} = {_quoted(c)} + ?" for c in counters)
-    where = " AND ".join(f"{_quoted(k)} = ?" for k in key_columns)
+    sets = ", ".join(f"{quote_name(c)} = {quote_name(c)} + ?" for c in counters)
+    where = " AND ".join(f"{quote_name(k)} = ?" for k in key_columns)
     return f"UPDATE {_quoted_table(table_name)} SET {sets} WHERE {where}"
 
 
@@ -698,7 +694,7 @@ def _prepare(session: Session, cql: str, patience: Patience) -> PreparedStatemen
 
 def _quoted_table(table_name: str) -> str:
     keyspace, name = split_table_name(table_name)
-    return f"{_quoted(keyspace)}.{_quoted(name)}"
+    return f"{quote_name(keyspace)}.{quote_name(name)}"
 
 
 def _as_mapping(pa: Any, batch: Any) -> dict[str, Any]:
