@@ -1,0 +1,151 @@
+"""The request path's transport against the real server, v4 and v5: TLS with the
+cluster's ``ssl_context`` (and a CA that does not trust the server: a clear error) and
+LZ4 compression when the cluster asks for it, each giving the rows the driver's session
+gives over the same transport."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cassandra.cluster import NoHostAvailable, Session
+
+from cqlcodec import aio
+from cqlcodec.requests import FastSession
+from cqlcodec.requests.tls import TLSHandshakeError
+
+from .compare import assert_same_rows
+from .conftest import new_cluster
+from .data import KEYSPACE, PAGED_ROWS_PER_PARTITION
+from .test_requests import SELECT_EVERYTHING, with_fast
+
+pytestmark = pytest.mark.integration
+
+# over 128 KiB and very compressible: one v5 frame over several compressed segments
+BIG_TEXT = "cqlcodec requests over lz4 " * 12000
+
+
+def _same_rows_as_the_session(session: Session, check: Callable[[FastSession], None]) -> None:
+    """Prepared and simple statements' rows on the request path equal the session's."""
+    every = session.prepare(f"{SELECT_EVERYTHING} WHERE k = ?")
+    paged = session.prepare("SELECT * FROM paged WHERE p = ?")
+    keys = [row.k for row in session.execute("SELECT k FROM everything")]
+    want = [list(session.execute(every, [k])) for k in keys]
+    want_all = sorted(session.execute(SELECT_EVERYTHING))
+
+    async def main(fast: FastSession) -> tuple[list[list[Any]], list[Any], int]:
+        got = [r.rows for r in await asyncio.gather(*(fast.execute(every, [k]) for k in keys))]
+        every_row = (await fast.execute(SELECT_EVERYTHING)).rows
+        check(fast)
+        return got, every_row, len(await fast.execute(paged, [0]))
+    got, got_all, n = with_fast(session, main)
+    for k, w, g in zip(keys, want, got):
+        assert_same_rows(w, g, f"key {k}")
+    assert_same_rows(want_all, sorted(got_all), "every row")
+    assert n == PAGED_ROWS_PER_PARTITION
+
+
+def _connections(fast: FastSession) -> list[Any]:
+    conns = list(vars(fast)["_conns"].values())
+    assert conns
+    return conns
+
+
+@pytest.mark.filterwarnings("ignore:Using ssl_options without ssl_context:DeprecationWarning")
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_tls_rows_equal_the_sessions(protocol: int, schema: None, server_pem: str,
+                                     server_tls: ssl.SSLContext, tmp_path: Path) -> None:
+    """v5: the cluster's ``ssl_context``; v4: the older ``ssl_options`` alone (a CA file,
+    the server's name checked), which the driver makes a context of."""
+    if protocol >= 5:
+        cluster = new_cluster(protocol, ssl_context=server_tls, compression=False)
+    else:
+        ca = tmp_path / "ca.pem"
+        ca.write_text(server_pem)
+        cluster = new_cluster(protocol, ssl_options={"ca_certs": str(ca), "check_hostname": True},
+                              compression=False)
+    session = cluster.connect(KEYSPACE)
+
+    def over_tls(fast: FastSession) -> None:
+        for conn in _connections(fast):
+            assert conn.transport.get_extra_info("ssl_object") is not None
+    try:
+        _same_rows_as_the_session(session, over_tls)
+    finally:
+        cluster.shutdown()
+
+
+def test_a_ca_that_does_not_trust_the_server_is_a_clear_error(schema: None,
+                                                               server_tls: ssl.SSLContext) -> None:
+    cluster = new_cluster(5, ssl_context=server_tls, compression=False)
+    session = cluster.connect(KEYSPACE)
+    try:
+        setattr(cluster, "ssl_context", ssl.create_default_context())  # noqa: B010 (system CAs)
+        with pytest.raises(NoHostAvailable) as caught:
+            asyncio.run(aio.connect(session))
+    finally:
+        cluster.shutdown()
+    errors = list(caught.value.errors.values())
+    assert errors and all(isinstance(e, TLSHandshakeError) for e in errors), errors
+    assert isinstance(errors[0], OSError)
+    assert "TLS handshake" in str(errors[0]) and "certificate verify failed" in str(errors[0])
+    assert "load_verify_locations" in str(errors[0])
+    assert isinstance(errors[0].__cause__, ssl.SSLCertVerificationError)
+
+
+class _Counted:
+    """A compress or inflate function that counts its calls and bytes."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.calls = 0
+        self.bytes_in = 0
+        self.bytes_out = 0
+
+    def __call__(self, *args: Any) -> bytes:
+        out: bytes = self.function(*args)
+        self.calls += 1
+        self.bytes_in += len(args[0])
+        self.bytes_out += len(out)
+        return out
+
+
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_lz4_rows_and_writes_equal_the_sessions(protocol: int, schema: None) -> None:
+    pytest.importorskip("lz4")
+    cluster = new_cluster(protocol, compression="lz4")
+    session = cluster.connect(KEYSPACE)
+    counted: dict[str, _Counted] = {}
+
+    def compressed(fast: FastSession) -> None:
+        (conn,) = _connections(fast)
+        if protocol >= 5:
+            assert conn.segment_compress is not None and conn.reader.decompress is not None
+            counted["out"] = conn.segment_compress = _Counted(conn.segment_compress)
+            counted["in"] = conn.reader.decompress = _Counted(conn.reader.decompress)
+        else:
+            assert conn.deflate is not None and conn.inflate is not None
+            counted["out"] = conn.deflate = _Counted(conn.deflate)
+            counted["in"] = conn.inflate = _Counted(conn.inflate)
+    try:
+        _same_rows_as_the_session(session, compressed)
+        session.execute("CREATE TABLE IF NOT EXISTS request_lz4 (k int PRIMARY KEY, v text)")
+        write = session.prepare("INSERT INTO request_lz4 (k, v) VALUES (?, ?)")
+        read = session.prepare("SELECT k, v FROM request_lz4 WHERE k = ?")
+
+        async def main(fast: FastSession) -> list[Any]:
+            compressed(fast)
+            await fast.execute(write, [protocol, BIG_TEXT + str(protocol)])
+            return (await fast.execute(read, [protocol])).rows
+        got = with_fast(session, main)
+        assert_same_rows(list(session.execute(read, [protocol])), got, "the big text")
+        assert got[0].v == BIG_TEXT + str(protocol)
+    finally:
+        cluster.shutdown()
+    # the big text went out compressed, much smaller, and came back compressed
+    assert counted["out"].calls >= 1 and counted["out"].bytes_out * 10 < counted["out"].bytes_in
+    assert counted["in"].calls >= 1
