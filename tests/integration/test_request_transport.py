@@ -1,7 +1,7 @@
 """The request path's transport against the real server, v4 and v5: TLS with the
 cluster's ``ssl_context`` (and a CA that does not trust the server: a clear error) and
 LZ4 compression when the cluster asks for it, each giving the rows the driver's session
-gives over the same transport."""
+gives over the same transport; speculative executions through the fault proxy."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassandra.cluster import NoHostAvailable, Session
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable, Session
+from cassandra.policies import ConstantSpeculativeExecutionPolicy, RoundRobinPolicy
 
 from cqlcodec import aio
 from cqlcodec.requests import FastSession
@@ -149,3 +150,59 @@ def test_lz4_rows_and_writes_equal_the_sessions(protocol: int, schema: None) -> 
     # the big text went out compressed, much smaller, and came back compressed
     assert counted["out"].calls >= 1 and counted["out"].bytes_out * 10 < counted["out"].bytes_in
     assert counted["in"].calls >= 1
+
+
+class _EachHostTwice(RoundRobinPolicy):
+    """Round robin, each host twice in a plan: on the one test node, a speculative
+    execution (which goes to the next host of the plan, as the driver's does) has a host
+    to go to."""
+
+    def make_query_plan(self, working_keyspace: Any = None, query: Any = None) -> Any:
+        for host in super().make_query_plan(working_keyspace, query):
+            yield host
+            yield host
+
+
+def test_speculative_executions_first_answer_wins_and_nothing_leaks(schema: None) -> None:
+    """With every answer held back 0.3 s by the fault proxy, an idempotent read sends a
+    second execution after 50 ms (the policy's delay; its third would find no host left
+    in the plan); the first answer is the result, the second's stream id is freed when
+    it arrives. A statement not marked idempotent is sent once."""
+    from .conftest import _host_port
+    from .faultproxy import FaultProxy
+
+    spec = ConstantSpeculativeExecutionPolicy(delay=0.05, max_attempts=3)
+    profile = ExecutionProfile(load_balancing_policy=_EachHostTwice(), request_timeout=20,
+                               speculative_execution_policy=spec)
+    with FaultProxy(_host_port(), seed=43) as proxy:
+        cluster = Cluster(["127.0.0.1"], port=proxy.port, protocol_version=5,
+                          execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                          connect_timeout=20, control_connection_timeout=20)
+        session = cluster.connect(KEYSPACE)
+        try:
+            ps = session.prepare("SELECT * FROM paged WHERE p = ?")
+            want = list(session.execute(ps, [1]))
+            ps.is_idempotent = True
+            once = session.prepare("SELECT c FROM paged WHERE p = ? LIMIT 1")
+
+            async def main(fast: FastSession) -> tuple[list[Any], int, int, int]:
+                (conn,) = _connections(fast)
+                proxy.latency = 0.3
+                sent = conn.sent
+                rows = (await fast.execute(ps, [1])).rows
+                speculative = fast.speculative_executions
+                sent_twice = conn.sent - sent
+                for _ in range(500):  # the late answer arrives and frees its stream id
+                    if fast.leftovers() == (0, 0, 0):
+                        break
+                    await asyncio.sleep(0.01)
+                assert fast.leftovers() == (0, 0, 0)
+                sent = conn.sent
+                assert len((await fast.execute(once, [1])).rows) == 1
+                return rows, speculative, sent_twice, conn.sent - sent
+            rows, speculative, sent_twice, sent_once = with_fast(session, main)
+        finally:
+            proxy.latency = 0.0
+            cluster.shutdown()
+    assert_same_rows(want, rows, "speculative")
+    assert speculative == 1 and sent_twice == 2 and sent_once == 1
