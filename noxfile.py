@@ -388,7 +388,8 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
     install_cqlcodec(session, impl)
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
     if driver == "cassandra-driver" and impl == "compiled":
-        # cqlcodec.aio's tests run once more on uvloop's loop (tests/integration/test_aio.py)
+        # cqlcodec.aio's tests and the request path's run once more on uvloop's loop
+        # (tests/integration/test_aio.py, test_request_transport.py)
         session.install(UVLOOP, LZ4)
     _test_server(session)
     every_module = driver == "cassandra-driver" or os.environ.get("CQLCODEC_INTEGRATION_ALL") == "1"

@@ -206,3 +206,48 @@ def test_speculative_executions_first_answer_wins_and_nothing_leaks(schema: None
             cluster.shutdown()
     assert_same_rows(want, rows, "speculative")
     assert speculative == 1 and sent_twice == 2 and sent_once == 1
+
+
+@pytest.mark.parametrize("protocol,tls", [(4, False), (5, True)], ids=["v4-plain", "v5-tls-lz4"])
+def test_on_uvloop(protocol: int, tls: bool, schema: None, server_tls: ssl.SSLContext) -> None:
+    """The request path on uvloop's loop (where installed): rows equal to the session's,
+    200 requests in flight on a connection allowing 64, then 300 cancelled leaving
+    nothing behind; v5 over TLS with LZ4 (uvloop's own TLS transport)."""
+    uvloop = pytest.importorskip("uvloop")
+    options: dict[str, Any] = {"ssl_context": server_tls, "compression": "lz4"} if tls else \
+        {"compression": False}
+    if tls:
+        pytest.importorskip("lz4")
+    cluster = new_cluster(protocol, **options)
+    session = cluster.connect(KEYSPACE)
+    try:
+        every = session.prepare(f"{SELECT_EVERYTHING} WHERE k = ?")
+        paged = session.prepare("SELECT * FROM paged WHERE p = ?")
+        keys = [row.k for row in session.execute("SELECT k FROM everything")]
+        want = {k: list(session.execute(every, [k])) for k in keys}
+
+        async def main() -> dict[int, list[Any]]:
+            loop = asyncio.get_running_loop()
+            assert type(loop).__module__.startswith("uvloop")
+            async with await aio.connect(session, max_in_flight=64) as fast:
+                conn = _connections(fast)[0]
+                assert (conn.transport.get_extra_info("ssl_object") is not None) == tls
+                got = {k: (await fast.execute(every, [k])).rows for k in keys}
+                many = await asyncio.gather(*(fast.execute(paged, [i % 3]) for i in range(200)))
+                assert [len(r) for r in many] == [PAGED_ROWS_PER_PARTITION] * 200
+                tasks = [asyncio.ensure_future(fast.execute(paged, [i % 3])) for i in range(300)]
+                await asyncio.sleep(0)
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                for _ in range(1000):
+                    if fast.leftovers() == (0, 0, 0):
+                        break
+                    await asyncio.sleep(0.01)
+                assert fast.leftovers() == (0, 0, 0)
+                return got
+        got = uvloop.run(main())
+    finally:
+        cluster.shutdown()
+    for k in keys:
+        assert_same_rows(want[k], got[k], f"uvloop, key {k}")
