@@ -15,10 +15,12 @@ import ssl
 from typing import Any
 
 from cassandra.connection import Connection as DriverConnection
+from mypy_extensions import mypyc_attr
 
 from cqlcodec.errors import CodecError
 
 
+@mypyc_attr(native_class=False)  # compiled code cannot subclass OSError natively
 class TLSHandshakeError(CodecError, ConnectionError):
     """The TLS handshake with a host failed (its certificate not trusted by the
     cluster's ``ssl_context``, a name that does not match, no TLS on its port, ...).
