@@ -247,6 +247,11 @@ INTEGRATION_DEPS = ["pytest>=8", "hypothesis>=6.100", "numpy>=1.24", "pyarrow>=1
                     "polars>=1.0", "zlib-ng>=0.4", "duckdb>=1.0"]
 # the optional loop cqlcodec.aio is tested on, in the compiled cassandra-driver session
 UVLOOP = "uvloop>=0.19"
+# lz4 in the compiled cassandra-driver session only: there every Cluster (compression=True,
+# the driver's default) and cqlcodec's request path compress their frames with LZ4; the
+# other sessions keep them uncompressed (tests/integration/test_request_transport.py asks
+# for LZ4 by name and skips without the package)
+LZ4 = "lz4>=4"
 CASSANDRA_ENV = {  # ports of the test server (tools/cassandra.sh), all on 127.0.0.1
     "CASS_CQL_PORT": os.environ.get("CASS_CQL_PORT", "29042"),
     "CASS_STORAGE_PORT": os.environ.get("CASS_STORAGE_PORT", "27000"),
@@ -383,8 +388,9 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
     install_cqlcodec(session, impl)
     session.install(INTEGRATION_DRIVERS[driver], *INTEGRATION_DEPS)
     if driver == "cassandra-driver" and impl == "compiled":
-        # cqlcodec.aio's tests run once more on uvloop's loop (tests/integration/test_aio.py)
-        session.install(UVLOOP)
+        # cqlcodec.aio's tests and the request path's run once more on uvloop's loop
+        # (tests/integration/test_aio.py, test_request_transport.py)
+        session.install(UVLOOP, LZ4)
     _test_server(session)
     every_module = driver == "cassandra-driver" or os.environ.get("CQLCODEC_INTEGRATION_ALL") == "1"
     paths = ["tests/integration"] if every_module else DRIVER_SURFACE_TESTS

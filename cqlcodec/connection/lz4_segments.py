@@ -1,4 +1,4 @@
-"""The inflating of protocol v5 segments compressed with LZ4, without the driver's copies.
+"""LZ4 blocks of protocol v5 segments (and v4 bodies), without the driver's copies.
 
 The drivers inflate a segment with ``lz4.block.decompress(size + payload)`` after
 building ``size + payload`` twice (the size packed big-endian, then flipped to
@@ -35,4 +35,11 @@ def inflate_lz4(payload: bytes, length: int) -> bytes:
     if len(out) != length:
         raise _LZ4_BLOCK.LZ4BlockError(
             f"Decompressor wrote {len(out)} bytes, but {length} bytes expected from header")
+    return out
+
+
+def deflate_lz4(payload: bytes) -> bytes:
+    """``payload`` as one raw LZ4 block (no size in front: a v5 segment's header has
+    it), the block the drivers make with ``lz4.block.compress`` minus its size prefix."""
+    out: bytes = _LZ4_BLOCK.compress(payload, store_size=False)
     return out

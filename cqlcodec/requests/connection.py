@@ -20,6 +20,8 @@ from cassandra import OperationTimedOut
 from cassandra.connection import ConnectionShutdown
 
 from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.errors import FramingError
+from cqlcodec.requests.compression import COMPRESSED, Compression, Transform
 from cqlcodec.requests.deadlines import Deadlines
 from cqlcodec.requests.frames import envelope, segments
 from cqlcodec.requests.streams import StreamIds
@@ -57,6 +59,11 @@ class Connection:
         self.transport: asyncio.Transport | None = None
         self.reader: Final = FrameReassembler(_VERSIONS)
         self.framed = False  # v5 segments both ways (after READY or AUTHENTICATE)
+        # compression (cqlcodec.requests.compression), set by the handshake: v4 answers'
+        # bodies inflated, v4 requests' bodies compressed (after READY), v5 segments
+        self.inflate: Transform | None = None
+        self.deflate: Transform | None = None
+        self.segment_compress: Transform | None = None
         self.keyspace: str | None = None
         self.closed = False
         self.error: BaseException | None = None
@@ -83,8 +90,12 @@ class Connection:
         reader.write(data)
         try:
             while reader.next_frame():
-                self._answer(Frame(reader.version, reader.flags, reader.stream, reader.opcode,
-                                   reader.body))
+                flags = reader.flags
+                body = reader.body
+                if flags & COMPRESSED and self.version < 5:
+                    body = self._inflated(body)
+                    flags ^= COMPRESSED
+                self._answer(Frame(reader.version, flags, reader.stream, reader.opcode, body))
         except Exception as exc:  # a malformed stream: nothing after it can be trusted
             self.close(ConnectionShutdown(f"cqlcodec: connection to {self.host} failed: {exc}"))
 
@@ -105,10 +116,21 @@ class Connection:
 
     # ------------------------------------------------------------------ requests
 
-    def start_segments(self) -> None:
-        """Protocol v5: frames travel in segments from now on, both ways."""
+    def start_segments(self, compression: Compression | None = None) -> None:
+        """Protocol v5: frames travel in segments from now on, both ways (compressed
+        with ``compression``'s segment functions when given)."""
         self.framed = True
-        self.reader.enable_segments(None)
+        if compression is None:
+            self.reader.enable_segments(None)
+            return
+        self.reader.enable_segments(compression.segment_inflate)
+        self.segment_compress = compression.segment_compress
+
+    def _inflated(self, body: bytes) -> bytes:
+        inflate = self.inflate
+        if inflate is None:
+            raise FramingError("a compressed frame, but no compression was agreed on", False)
+        return inflate(body)
 
     def has_room(self) -> bool:
         """Whether a request can be sent now without waiting."""
@@ -141,6 +163,10 @@ class Connection:
         self._waiters[sid] = fut
         if timeout is not None:
             self.deadlines.add(timeout, sid, fut, self.streams.in_use)
+        deflate = self.deflate
+        if deflate is not None and body:
+            body = deflate(body)
+            flags |= COMPRESSED
         self._out.append(envelope(self.version, flags, sid, opcode, body))
         if not self._flushing:
             self._flushing = True
@@ -155,7 +181,7 @@ class Connection:
         self._out = []
         self.sent += len(out)
         self.writes += 1
-        data = segments(out) if self.framed else (out[0] if len(out) == 1 else b"".join(out))
+        data = segments(out, self.segment_compress) if self.framed else (out[0] if len(out) == 1 else b"".join(out))
         self.transport.write(data)
 
     def _answer(self, frame: Frame) -> None:
@@ -222,6 +248,7 @@ class Connection:
         self.error = error
         if not self.made.done():
             self.made.set_exception(error)
+            self.made.exception()  # retrieved: nobody need await it (no "never retrieved" log)
         for sid in range(self.streams.limit):
             fut = self._take(sid)
             if fut is not None and not fut.done():

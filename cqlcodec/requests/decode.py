@@ -112,12 +112,25 @@ def read_prefix(frame: Frame, page: Page) -> int:
         payload: dict[str, bytes] = {}
         for _ in range(n):
             key, p = read_string(body, p, end, "custom payload key")
-            size = read_i32_be(body, p) if end - p >= 4 else -1
+            if end - p < 4:
+                raise DecodeError(f"custom payload value of {key!r} cut short", "RESULT", p)
+            size = read_i32_be(body, p)
             p += 4
+            if size > end - p:
+                raise DecodeError(f"custom payload value of {key!r}: {size} bytes but only "
+                                  f"{end - p} remain", "RESULT", p)
             payload[key] = body[p:p + max(size, 0)]
             p += max(size, 0)
         page.custom_payload = payload
     return p
+
+
+def malformed(frame: Frame, exc: Exception) -> DecodeError:
+    """A :class:`~cqlcodec.DecodeError` for an answer the driver's decoder could not read
+    (its ``EOFError``, ``struct.error``, ``UnicodeDecodeError``, ...)."""
+    return DecodeError(f"a malformed answer (opcode {frame.opcode:#04x}, {len(frame.body)} "
+                       f"bytes, stream {frame.stream}): the driver's decoder raised "
+                       f"{type(exc).__name__}: {exc}", "RESULT")
 
 
 class Decoder:
@@ -234,11 +247,16 @@ class Decoder:
                      page: Page) -> None:
         session = self.session
         handler: Any = session.client_protocol_handler
-        msg = handler.decode_message(version, session.cluster._user_types, frame.stream,
-                                     frame.flags & ~(FLAG_WARNING | FLAG_TRACING |
-                                                     FLAG_CUSTOM_PAYLOAD),
-                                     frame.opcode, frame.body[pos:] if pos else frame.body, None,
-                                     ps.result_metadata if ps is not None else None)
+        try:
+            msg = handler.decode_message(version, session.cluster._user_types, frame.stream,
+                                         frame.flags & ~(FLAG_WARNING | FLAG_TRACING |
+                                                         FLAG_CUSTOM_PAYLOAD),
+                                         frame.opcode, frame.body[pos:] if pos else frame.body,
+                                         None, ps.result_metadata if ps is not None else None)
+        except (DriverException, CodecError):
+            raise  # the driver's own word on the answer (a column it cannot decode, ...)
+        except Exception as exc:  # a malformed answer the driver's reader stumbled on
+            raise malformed(frame, exc) from exc
         page.message = msg
         if frame.opcode != OP_RESULT:
             return

@@ -1,7 +1,7 @@
 """Request frames of the CQL native protocol v4 and v5, as bytes ready to write.
 
 An envelope is the 9-byte header (version, flags, stream id, opcode, body length) and
-its body. :func:`segments` wraps envelopes in protocol v5 segments (uncompressed): as
+its body. :func:`segments` wraps envelopes in protocol v5 segments (compressed or not): as
 many whole envelopes as fit in one self-contained segment of at most 131,071 bytes,
 and an envelope larger than that cut into slices that are not self-contained; each
 segment carries the CRC24 of its header and the CRC32 of its payload.
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from cqlcodec.connection.reassembler import MAX_PAYLOAD
-from cqlcodec.connection.segment_writer import write_segment
+from cqlcodec.connection.segment_writer import Compress, write_segment
 from cqlcodec.errors import CodecError
 from cqlcodec.runtime.buffers import BytesWriter, write_i16_be, write_i32_be, write_i64_be
 
@@ -214,26 +214,27 @@ def prepare_body(version: int, query: str, keyspace: str | None) -> bytes:
     return w.getvalue()
 
 
-def segments(frames: list[bytes]) -> bytes:
-    """Protocol v5 segments (uncompressed) carrying ``frames`` in order: whole frames
-    share self-contained segments of at most 131,071 bytes; a larger frame goes alone,
-    cut into slices that are not self-contained."""
+def segments(frames: list[bytes], compress: Compress | None = None) -> bytes:
+    """Protocol v5 segments carrying ``frames`` in order: whole frames share
+    self-contained segments of at most 131,071 bytes; a larger frame goes alone, cut
+    into slices that are not self-contained. ``compress`` (a raw LZ4 block of a
+    payload): each payload is stored compressed when that makes it shorter."""
     w = BytesWriter()
     group: list[bytes] = []
     size = 0
     for frame in frames:
         n = len(frame)
         if size + n > MAX_PAYLOAD and group:
-            write_segment(w, b"".join(group), None, True)
+            write_segment(w, b"".join(group), compress, True)
             group = []
             size = 0
         if n > MAX_PAYLOAD:
             view = memoryview(frame)
             for start in range(0, n, MAX_PAYLOAD):
-                write_segment(w, bytes(view[start:start + MAX_PAYLOAD]), None, False)
+                write_segment(w, bytes(view[start:start + MAX_PAYLOAD]), compress, False)
             continue
         group.append(frame)
         size += n
     if group:
-        write_segment(w, group[0] if len(group) == 1 else b"".join(group), None, True)
+        write_segment(w, group[0] if len(group) == 1 else b"".join(group), compress, True)
     return w.getvalue()

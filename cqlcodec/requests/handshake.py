@@ -1,20 +1,22 @@
-"""Opening a connection of the request path: TCP (TLS with the cluster's ``ssl_context``),
-OPTIONS, STARTUP, the SASL exchange with the cluster's auth provider, then ``USE`` of
-the session's keyspace.
+"""Opening a connection of the request path: TCP (TLS as the driver sets it up:
+:mod:`~cqlcodec.requests.tls`), OPTIONS, STARTUP (with the compression the cluster asks
+for: :mod:`~cqlcodec.requests.compression`), the SASL exchange with the cluster's auth
+provider, then ``USE`` of the session's keyspace.
 
-Protocol v5 frames go in segments from the server's READY or AUTHENTICATE on, both ways.
-Compression is not asked for: the request path's frames travel uncompressed.
+Protocol v5 frames go in segments from the server's READY or AUTHENTICATE on, both ways;
+on v4, request bodies are compressed from then on, answers' whenever their flag says so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from typing import Any
 
 from cassandra import AuthenticationFailed
 from cassandra.connection import ConnectionShutdown
 
-from cqlcodec.errors import CodecError
+from cqlcodec.requests.compression import choose
 from cqlcodec.requests.connection import Connection, Frame
 from cqlcodec.requests.errors import error_of
 from cqlcodec.requests.frames import (
@@ -33,6 +35,7 @@ from cqlcodec.requests.frames import (
     query_body,
     string_map,
 )
+from cqlcodec.requests.tls import handshake_error, tls_arguments
 from cqlcodec.runtime.wire import read_string
 
 _ONE = 1
@@ -74,23 +77,16 @@ async def open_connection(loop: asyncio.AbstractEventLoop, host: Any, cluster: A
     """A ready connection to ``host`` (a driver ``Host``) speaking ``version``."""
     address, port = host.endpoint.resolve()
     conn = Connection(loop, version, host, max_in_flight)
-    ssl_context = getattr(cluster, "ssl_context", None)
-    if ssl_context is None and getattr(cluster, "ssl_options", None):
-        raise CodecError("cqlcodec's request path takes TLS settings from Cluster.ssl_context; "
-                         "the deprecated Cluster.ssl_options alone is not supported")
-    kwargs: dict[str, Any] = {}
-    if ssl_context is not None:
-        kwargs["ssl"] = ssl_context
-        options = getattr(host.endpoint, "ssl_options", None) or {}
-        name = options.get("server_hostname")
-        if name is None and ssl_context.check_hostname:
-            name = address
-        kwargs["server_hostname"] = name
+    kwargs = tls_arguments(cluster, host, address)
     try:
         # the connection is an asyncio protocol by its methods (a compiled class cannot
         # derive from asyncio.Protocol)
         factory: Any = lambda: conn  # noqa: E731
-        await asyncio.wait_for(loop.create_connection(factory, address, port, **kwargs), timeout)
+        try:
+            await asyncio.wait_for(loop.create_connection(factory, address, port, **kwargs),
+                                   timeout)
+        except ssl.SSLError as exc:
+            raise handshake_error(exc, host, address, port) from exc
         await _start(conn, cluster, host, timeout)
         if keyspace:
             await use_keyspace(conn, keyspace, timeout)
@@ -105,9 +101,16 @@ async def _start(conn: Connection, cluster: Any, host: Any, timeout: float) -> N
     cql_versions = supported.get("CQL_VERSION") or ["3.0.0"]
     options = {"CQL_VERSION": cql_versions[0], "DRIVER_NAME": "cqlcodec requests",
                "DRIVER_VERSION": "1"}
+    compression = choose(getattr(cluster, "compression", False), conn.version,
+                         supported.get("COMPRESSION") or [], host)
+    if compression is not None:
+        options["COMPRESSION"] = compression.name
+        conn.inflate = compression.inflate
     answer = await _ask(conn, OP_STARTUP, string_map(options), timeout)
     if conn.version >= 5:
-        conn.start_segments()
+        conn.start_segments(compression)
+    elif compression is not None:
+        conn.deflate = compression.compress  # after READY or AUTHENTICATE, as the driver
     if answer.opcode == OP_READY:
         return
     if answer.opcode != OP_AUTHENTICATE:

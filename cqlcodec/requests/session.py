@@ -37,6 +37,7 @@ from cqlcodec.requests.errors import UnsupportedRequestError, error_message, err
 from cqlcodec.requests.frames import OP_ERROR, OP_PREPARE, OP_RESULT, prepare_body
 from cqlcodec.requests.handshake import open_connection, use_keyspace
 from cqlcodec.requests.routing import query_plan
+from cqlcodec.requests.speculative import plan_of, speculate
 from cqlcodec.requests.statements import (
     Binder,
     Request,
@@ -118,6 +119,7 @@ class FastSession:
         self._binder = Binder()
         self._decoder = Decoder(session)
         self.reprepared = 0  # statements prepared again after an UNPREPARED answer
+        self.speculative_executions = 0  # executions sent beyond the first (speculative)
 
     # ----------------------------------------------------------------- public verbs
 
@@ -129,10 +131,12 @@ class FastSession:
         page (``all_pages=False``: the first page only, and its ``paging_state`` to pass
         again), as the execution profile's row factory makes them."""
         req = self._request(query, parameters, timeout, execution_profile, paging_state, trace)
+        spec = self._speculation(req)
         rows: list[Any] = []
         names: list[str] | None = None
         while True:
-            page, host = await self._run(req, False)
+            page, host = await (self._run(req, False) if spec is None else
+                                self._speculate(req, False, spec))
             if page.rows:
                 rows.extend(page.rows)
             if page.column_names is not None:
@@ -166,8 +170,10 @@ class FastSession:
         batches: list[Any] = []
         policy = req.ps.column_encryption_policy if req.ps is not None else \
             self.session.cluster.column_encryption_policy
+        spec = self._speculation(req)
         while True:
-            page, _host = await self._run(req, True)
+            page, _host = await (self._run(req, True) if spec is None else
+                                 self._speculate(req, True, spec))
             if not page.body:
                 raise CodecError("execute_columns needs a statement that returns rows")
             raw = RawPage(page.body, self.version, policy)
@@ -235,11 +241,6 @@ class FastSession:
         if self.closed:
             raise ConnectionShutdown("cqlcodec: this FastSession is closed")
         settings = self._settings_of(profile)
-        if settings.speculative is not None and getattr(query, "is_idempotent", False):
-            raise UnsupportedRequestError(
-                "cqlcodec's request path does not do speculative execution yet: use "
-                "session.execute_async (or an execution profile without "
-                "speculative_execution_policy)")
         return build_request(self.session, self._binder, settings, query, parameters, timeout,
                              paging_state, trace, _NOT_SET)
 
@@ -295,12 +296,37 @@ class FastSession:
         if self.version >= 5:
             set_result_metadata(ps, msg.column_metadata, msg.result_metadata_id)
 
-    async def _run(self, req: Request, columnar: bool) -> tuple[Page, Any]:
-        """Send ``req`` until a host answers it (its page) or the policies give up."""
+    def _speculation(self, req: Request) -> Any:
+        """The speculative execution plan of a call (None: one execution at a time), made
+        as the driver makes it: for idempotent statements, when the profile has a policy."""
+        policy = req.settings.speculative
+        if policy is None or not req.idempotent:
+            return None
+        return plan_of(policy, req.keyspace or self.session.keyspace, req.policy_statement())
+
+    async def _speculate(self, req: Request, columnar: bool, spec: Any) -> tuple[Page, Any]:
+        """:meth:`_run` with speculative executions (:mod:`cqlcodec.requests.speculative`)."""
+        deadline = None if req.timeout is None else self.loop.time() + req.timeout
+
+        def run(plan: Iterator[Any], at: float | None) -> Any:
+            return self._run(req, columnar, plan, at)
+        result, sent = await speculate(run, query_plan(self.session, req), spec, self.loop,
+                                       deadline)
+        self.speculative_executions += sent - 1
+        page: tuple[Page, Any] = result
+        return page
+
+    async def _run(self, req: Request, columnar: bool, plan: Iterator[Any] | None = None,
+                   deadline: float | None = -1.0) -> tuple[Page, Any]:
+        """Send ``req`` until a host answers it (its page) or the policies give up;
+        ``plan`` (the hosts to try) and ``deadline`` (the loop's time) of a speculative
+        execution are its call's."""
         session = self.session
         version = self.version
-        deadline = None if req.timeout is None else self.loop.time() + req.timeout
-        plan = query_plan(session, req)
+        if deadline is not None and deadline < 0:
+            deadline = None if req.timeout is None else self.loop.time() + req.timeout
+        if plan is None:
+            plan = query_plan(session, req)
         errors: dict[Any, BaseException] = {}
         retries = 0
         reprepares = 0

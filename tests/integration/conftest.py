@@ -13,6 +13,7 @@ would switch; unset, each cluster gets what ``install()`` gives by default.
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -160,3 +161,25 @@ def second_session() -> Iterator[Session]:
     cluster, session = connect_waiting(installed, 180)
     yield session
     cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def server_pem() -> str:
+    """The test server's certificate (PEM), fetched from the server.
+
+    tools/cassandra.sh lets the CQL port take TLS as well as plain connections, with a
+    self-signed certificate for the server's address."""
+    host, port = _host_port()
+    try:
+        return ssl.get_server_certificate((host, port), timeout=10)
+    except (OSError, ssl.SSLError) as exc:
+        pytest.skip(f"the server at {host}:{port} takes no TLS connections "
+                    f"(tools/cassandra.sh sets them up): {exc!r}")
+
+
+@pytest.fixture(scope="session")
+def server_tls(server_pem: str) -> ssl.SSLContext:
+    """A client TLS context that trusts the test server's certificate and checks its name."""
+    context = ssl.create_default_context(cadata=server_pem)
+    context.check_hostname = True
+    return context

@@ -85,24 +85,6 @@ def test_every_reactor_reads_what_the_driver_reads(protocol: int, reactor: Any,
     assert got[1][0] == (0, BLOB)
 
 
-@pytest.fixture(scope="module")
-def server_tls() -> ssl.SSLContext:
-    """A client TLS context that trusts the test server's certificate and checks its name.
-
-    tools/cassandra.sh lets the CQL port take TLS as well as plain connections, with a
-    self-signed certificate for the server's address; it is fetched from the server here.
-    """
-    host, port = _host_port()
-    try:
-        pem = ssl.get_server_certificate((host, port), timeout=10)
-    except (OSError, ssl.SSLError) as exc:
-        pytest.skip(f"the server at {host}:{port} takes no TLS connections "
-                    f"(tools/cassandra.sh sets them up): {exc!r}")
-    context = ssl.create_default_context(cadata=pem)
-    context.check_hostname = True
-    return context
-
-
 @pytest.mark.parametrize("protocol", [4, 5])
 @pytest.mark.parametrize("reactor", [None, "asyncore"], ids=["default", "asyncore"])
 def test_tls_connections_read_what_the_driver_reads(protocol: int, reactor: Any,
