@@ -22,7 +22,8 @@ written. A copy stopped in any way (an exception, a kill) continues with
 ``resume=True``: it copies the splits not recorded, and a split that was partly written
 is written again whole, which leaves the target as one copy would (cells rewritten at
 their own write times change nothing; lists are looked up first). Counter splits are
-the exception: an increment written twice adds twice (see :func:`copy_table`).
+the exception: an increment written twice adds twice, so a counter split that was
+started and not finished is settled instead (:mod:`cqlcodec.driver.copy_counters`).
 """
 
 from __future__ import annotations
@@ -212,8 +213,10 @@ def copy_table(source_session: Session, source_table: str, target_session: Sessi
     a copy's state already is refused without ``resume``. A split is recorded once all
     its rows are written; a split cut short is copied again whole on resume, which is
     exact (each cell is written again at its own write time; a non-frozen list is
-    looked up first so that it does not double), except for counters, whose
-    increments in the split cut short are added again.
+    looked up first so that it does not double). A counter split cut short is not
+    copied again but settled: read beside the target, each row gets ``source -
+    target`` added (:mod:`cqlcodec.driver.copy_counters`; exact when the target's
+    counters held nothing before the copy and nobody else increments them).
     """
     if fetch_size < 1 or concurrency < 1:
         raise ValueError("fetch_size and concurrency must be at least 1")
