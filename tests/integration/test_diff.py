@@ -297,10 +297,14 @@ def test_fix_makes_the_target_equal_but_keeps_a_newer_write(session: Session) ->
     session.execute(f"DELETE i FROM {src} USING TIMESTAMP 3000 WHERE k = 6 AND c = 2")
     session.execute(f"UPDATE {src} USING TIMESTAMP 3000 SET s = 'moved' WHERE k = 7")
     insert(session, src, literals(60, 0), "TIMESTAMP 3000")
+    # a partition of static cells alone, missing from the target
+    session.execute(f"INSERT INTO {src} (k, s) VALUES (61, 'alone') USING TIMESTAMP 3000 "
+                    "AND TTL 90000")
     before = cd.diff_tables(session, src, session, dst, fix=True, delete_extra=True)
     listed = found(before)
-    assert len(listed) == 8, listed
-    assert (before.fixed, before.deleted) == (6, 2)
+    assert len(listed) == 9, listed
+    assert ("missing", key(k=61), ()) in listed
+    assert (before.fixed, before.deleted) == (7, 2)
     after = found(cd.diff_tables(session, src, session, dst, writetime=True, ttl=True,
                                  ttl_tolerance=60))
     # a list whose elements have different write times is written whole at the latest
