@@ -252,7 +252,7 @@ def test_resume_after_sigkill_mid_copy_is_exact(session: Session, second: Sessio
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     args = [sys.executable, "-m", "cqlcodec", "copy", source, target, "--state", str(state),
             "--splits", "16", "--read-concurrency", "1", "--fetch-size", "40", "--rate",
-            "1500", "--host", host, "--port", str(port), "--to-host", far_host,
+            "600", "--host", host, "--port", str(port), "--to-host", far_host,
             "--to-port", str(far_port), "-q"]
     child = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
