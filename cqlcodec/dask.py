@@ -307,7 +307,7 @@ def diff_tables(source: Connect | Mapping[str, Any], source_table: str,
                           float(float_tolerance), float(ttl_tolerance), 1, fetch_size,
                           consistency_level, retries, timeout, recheck, float(recheck_after),
                           fix, delete_extra, where or None, rate, fix_counters)
-    check_diff_options(options)
+    check_diff_options(where, fix, fix_counters, delete_extra)
     source_spec, target_spec = Connect.of(source), Connect.of(target)
     session = session_for(source_spec)
     tables = DiffTables(session, source_table, session_for(target_spec), target_table, options)

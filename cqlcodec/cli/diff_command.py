@@ -97,9 +97,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """``diff``: the summary on stderr, the differences to ``--report``; 0 equal, 1 not."""
     from cqlcodec.cli.table_commands import TableCommandError, _columns
     from cqlcodec.driver import DiffError, DiffProgress, diff_tables
+    from cqlcodec.driver.diff import check_diff_options
 
     if args.resume and not args.state:
         raise TableCommandError("--resume needs --state DIR", exits.USAGE)
+    try:
+        check_diff_options(args.where, args.fix, args.fix_counters, args.delete_extra)
+    except DiffError as exc:
+        message = str(exc).replace("delete_extra (--delete-extra)", "--delete-extra")
+        for name in ("where", "fix_counters", "fix"):
+            message = message.replace(f"{name} (--{name.replace('_', '-')})",
+                                      f"--{name.replace('_', '-')}")
+        raise TableCommandError(message, exits.USAGE) from None
     if not args.float_tolerance >= 0:
         raise TableCommandError(f"--float-tolerance must be at least 0, got "
                                 f"{args.float_tolerance}", exits.USAGE)

@@ -338,14 +338,15 @@ def recheck_differences(tables: DiffTables, options: DiffOptions,
     return now
 
 
-def check_diff_options(options: DiffOptions) -> None:
+def check_diff_options(where: str | None, fix: bool, fix_counters: bool,
+                       delete_extra: bool) -> None:
     """:class:`DiffError` for options that cannot go together (before any read)."""
-    if options.where is not None and options.delete_extra:
+    if where and delete_extra:
         raise DiffError("delete_extra (--delete-extra) cannot go with where (--where): a "
                         "row the condition keeps out of the source only because its "
                         "values differ would be found 'extra' and deleted; diff without "
                         "--where to delete extra rows")
-    if options.fix_counters and not options.fix:
+    if fix_counters and not fix:
         raise DiffError("fix_counters (--fix-counters) is a kind of fix: give fix (--fix)")
 
 
@@ -433,7 +434,7 @@ def diff_tables(source_session: Session, source_table: str, target_session: Sess
                           consistency_level, retries, timeout,
                           recheck, float(recheck_after), fix, delete_extra,
                           where or None, rate, fix_counters)
-    check_diff_options(options)
+    check_diff_options(where, fix, fix_counters, delete_extra)
     tables = DiffTables(source_session, source_table, target_session, target_table, options)
     check_counter_fix(tables, options)
     record = DiffState(os.fspath(state), resume, state_description(tables, options)) \
