@@ -19,6 +19,8 @@ Needs the ``cqlcodec[dask]`` extra (``dask[dataframe]``, pyarrow, a driver).
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -213,11 +215,16 @@ def to_table(ddf: Any, connect: Connect | Mapping[str, Any], table: str, *,
 @dataclass(frozen=True)
 class DiffResult:
     """What :func:`diff_tables` found: the rows read from each side and every
-    :class:`cqlcodec.driver.Difference` (in token order)."""
+    :class:`cqlcodec.driver.Difference` (in token order; after a recheck, those left),
+    with ``converged`` (dropped by the recheck), ``fixed`` and ``deleted`` (written
+    into the target by ``fix`` / ``delete_extra``)."""
 
     source_rows: int
     target_rows: int
     differences: list[Difference]
+    converged: int = 0
+    fixed: int = 0
+    deleted: int = 0
 
     def count(self, kind: str) -> int:
         """How many differences of ``kind`` (``missing``, ``extra``, ``differs``)."""
@@ -262,34 +269,84 @@ def diff_tables(source: Connect | Mapping[str, Any], source_table: str,
                 ttl: bool = False, float_tolerance: float = 0.0, ttl_tolerance: float = 0.0,
                 splits: int | Sequence[TokenSplit] | None = None, fetch_size: int = 5000,
                 consistency_level: int | None = None, retries: int | None = None,
-                retry_timeout: float | None = None) -> DiffResult:
+                retry_timeout: float | None = None, where: str | None = None,
+                rate: float | None = None, recheck: bool = False,
+                recheck_after: float = 0.0, fix: bool = False, delete_extra: bool = False,
+                fix_counters: bool = False, state: str | os.PathLike[str] | None = None,
+                resume: bool = False) -> DiffResult:
     """:func:`cqlcodec.driver.diff_tables` over Dask's workers: the splits are planned
     here (``splits`` as for :func:`read_table`; without it at least two per worker
     thread), each one a task that reads the split of both tables on a worker (one
     session per ``connect`` per worker process) and returns its differences; the
-    results are gathered here, sorted by token. The comparison options are those of
-    :func:`cqlcodec.driver.diff_tables`; ``recheck``, ``fix`` and resuming are the
-    single-process diff's (run it with ``splits=`` the tokens of these differences to
-    recheck or fix them). The tables are checked here, before any task:
-    :class:`cqlcodec.driver.DiffError`."""
+    results are gathered here, sorted by token. The options are those of
+    :func:`cqlcodec.driver.diff_tables` (``rate`` per task: each worker thread reads
+    at most that many rows per second from each table). ``recheck``, ``fix``,
+    ``fix_counters`` and ``delete_extra`` run here, on the differences gathered,
+    through this process's sessions. With ``state`` (a directory) the splits are
+    computed in rounds of two per worker thread, each round's differences recorded
+    there, and ``resume=True`` continues a diff stopped part way with the splits not
+    recorded (the same state files as the single-process diff's). The tables are
+    checked here, before any task: :class:`cqlcodec.driver.DiffError`."""
+    from cqlcodec.driver.diff import (
+        DiffState,
+        check_counter_fix,
+        check_diff_options,
+        recheck_differences,
+        state_description,
+    )
+    from cqlcodec.driver.diff_fix import fix_differences
     from cqlcodec.driver.scan import check_scan_options
+    from cqlcodec.driver.throttle import piece_rows
 
     timeout = check_scan_options(fetch_size, retry_timeout, retries, None)
+    if rate is not None:
+        if not rate > 0:
+            raise ValueError(f"rate is more than 0 rows per second, got {rate}")
+        fetch_size = piece_rows(rate, fetch_size)
     options = DiffOptions(list(columns) if columns is not None else None, writetime, ttl,
                           float(float_tolerance), float(ttl_tolerance), 1, fetch_size,
-                          consistency_level, retries, timeout, False, 0.0, False, False)
+                          consistency_level, retries, timeout, recheck, float(recheck_after),
+                          fix, delete_extra, where or None, rate, fix_counters)
+    check_diff_options(where, fix, fix_counters, delete_extra)
     source_spec, target_spec = Connect.of(source), Connect.of(target)
     session = session_for(source_spec)
     tables = DiffTables(session, source_table, session_for(target_spec), target_table, options)
+    check_counter_fix(tables, options)
+    started_us = int(time.time() * 1_000_000)
     name = str(tables.source_query.table)
-    if isinstance(splits, Sequence):
-        planned = list(splits)
+    record = DiffState(os.fspath(state), resume, state_description(tables, options)) \
+        if state is not None else None
+    if record is not None and record.splits is not None:
+        planned = record.splits
+    elif isinstance(splits, Sequence):
+        planned = sorted(splits, key=lambda s: s.start)
     else:
         wanted = splits if splits is not None else fallback_split_count(
             default_split_count(session), _worker_threads())
         planned = plan_splits(session, name, wanted)
+    if record is not None and record.splits is None:
+        record.start(planned)
     task = _DiffTask(source_spec, name, target_spec, str(tables.target_query.table), options)
-    done = dask.compute(*[dask.delayed(task, pure=False)([split]) for split in planned])
-    differences = [Difference.from_json(d) for _, _, found in done for d in found]
-    return DiffResult(sum(r[0] for r in done), sum(r[1] for r in done),
-                      sorted(differences, key=lambda d: d.token))
+    done: list[tuple[int, int, list[Difference]]] = []
+    todo = list(range(len(planned)))
+    if record is not None:
+        done += record.finished.values()
+        todo = [i for i in todo if i not in record.finished]
+    step = 2 * _worker_threads() if record is not None else max(1, len(todo))
+    for at in range(0, len(todo), step):
+        chosen = todo[at:at + step]
+        parts = dask.compute(*[dask.delayed(task, pure=False)([planned[i]]) for i in chosen])
+        for index, (src, dst, found) in zip(chosen, parts):
+            differences = [Difference.from_json(d) for d in found]
+            if record is not None:
+                record.record(index, src, dst, differences)
+            done.append((src, dst, differences))
+    differences = sorted((d for r in done for d in r[2]), key=lambda d: d.token)
+    found = len(differences)
+    if recheck:
+        differences = recheck_differences(tables, options, differences)
+    fixed = deleted = 0
+    if fix or delete_extra:
+        fixed, deleted = fix_differences(tables, options, started_us, differences)
+    return DiffResult(sum(r[0] for r in done), sum(r[1] for r in done), differences,
+                      found - len(differences), fixed, deleted)

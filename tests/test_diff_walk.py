@@ -144,6 +144,15 @@ def test_target_options_default_to_the_source() -> None:
 def test_resume_needs_a_state_directory(capsys: Any) -> None:
     assert main(["diff", "a.t", "b.t", "--resume"]) == 2
     assert "--state" in capsys.readouterr().err
+    # options that cannot go together are refused before connecting
+    assert main(["diff", "a.t", "b.t", "--where", "v > 1", "--delete-extra"]) == 2
+    err = capsys.readouterr().err
+    assert "--delete-extra cannot go with --where" in err, err
+    assert main(["diff", "a.t", "b.t", "--fix-counters"]) == 2
+    assert "give --fix" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["diff", "a.t", "b.t", "--rate", "0"])
+    assert refused.value.code == 2
     with pytest.raises(SystemExit) as refused:
         main(["diff", "a.t", "b.t", "--to-password", "S3cret"])
     assert refused.value.code == 2 and "S3cret" not in capsys.readouterr().err

@@ -23,7 +23,7 @@ __all__ = ["add_command", "cmd_diff"]
 
 def add_command(sub: Any) -> None:
     """Adds ``diff`` to the tool's subparsers."""
-    from cqlcodec.cli.table_commands import _scan_options, _seconds
+    from cqlcodec.cli.table_commands import _rate, _scan_options, _seconds
 
     p = sub.add_parser("diff", help="compare two tables row by row (same or another cluster)",
                        description="Read both tables with the same token-range splits and "
@@ -57,6 +57,16 @@ def add_command(sub: Any) -> None:
                    help="write the source's version of missing and differing rows into the "
                         "target, with the source's write times and TTLs (a newer target "
                         "write wins)")
+    p.add_argument("--fix-counters", action="store_true",
+                   help="with --fix on a counter table: add the difference (source - target) "
+                        "to each counter of a missing or differing row; exact only while "
+                        "nothing else increments those counters")
+    p.add_argument("--where", metavar="COND",
+                   help="compare only the rows matching this CQL condition, on both sides "
+                        "(sent with ALLOW FILTERING; a row whose filtered values differ shows "
+                        "as missing or extra)")
+    p.add_argument("--rate", type=_rate, metavar="ROWS_PER_S",
+                   help="read at most this many rows per second from each table")
     p.add_argument("--delete-extra", action="store_true",
                    help="delete the rows only the target has, at their own latest write "
                         "time (a later write survives)")
@@ -87,9 +97,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """``diff``: the summary on stderr, the differences to ``--report``; 0 equal, 1 not."""
     from cqlcodec.cli.table_commands import TableCommandError, _columns
     from cqlcodec.driver import DiffError, DiffProgress, diff_tables
+    from cqlcodec.driver.diff import check_diff_options
 
     if args.resume and not args.state:
         raise TableCommandError("--resume needs --state DIR", exits.USAGE)
+    try:
+        check_diff_options(args.where, args.fix, args.fix_counters, args.delete_extra)
+    except DiffError as exc:
+        message = str(exc).replace("delete_extra (--delete-extra)", "--delete-extra")
+        for name in ("where", "fix_counters", "fix"):
+            message = message.replace(f"{name} (--{name.replace('_', '-')})",
+                                      f"--{name.replace('_', '-')}")
+        raise TableCommandError(message, exits.USAGE) from None
     if not args.float_tolerance >= 0:
         raise TableCommandError(f"--float-tolerance must be at least 0, got "
                                 f"{args.float_tolerance}", exits.USAGE)
@@ -114,7 +133,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
                            consistency_level=None, retries=args.retries,
                            retry_timeout=args.retry_timeout, recheck=args.recheck,
                            recheck_after=args.recheck_after, fix=args.fix,
-                           delete_extra=args.delete_extra, state=args.state,
+                           delete_extra=args.delete_extra, fix_counters=args.fix_counters,
+                           where=args.where, rate=args.rate, state=args.state,
                            resume=args.resume, progress=report)
         if args.report == "-":
             out = sys.stdout

@@ -22,7 +22,8 @@ written. A copy stopped in any way (an exception, a kill) continues with
 ``resume=True``: it copies the splits not recorded, and a split that was partly written
 is written again whole, which leaves the target as one copy would (cells rewritten at
 their own write times change nothing; lists are looked up first). Counter splits are
-the exception: an increment written twice adds twice (see :func:`copy_table`).
+the exception: an increment written twice adds twice, so a counter split that was
+started and not finished is settled instead (:mod:`cqlcodec.driver.copy_counters`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from typing import Any, Final
 from cassandra.cluster import Session
 
 from cqlcodec.driver.columns import InsertResult, check_nulls
+from cqlcodec.driver.copy_counters import settle_counters
+from cqlcodec.driver.diff_read import DiffOptions
 from cqlcodec.driver.load import ChunkWriter
 from cqlcodec.driver.outage import Patience, check_retry_options, host_watch
 from cqlcodec.driver.scan import ScanProgress, resolved_columns, scan_table, table_schema_batch
@@ -44,7 +47,7 @@ from cqlcodec.driver.sources import LoadError, arrow_module
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
 from cqlcodec.errors import CodecError
-from cqlcodec.runtime.state_files import SplitsState
+from cqlcodec.runtime.state_files import SplitsState, write_json
 from cqlcodec.types.names import quote_name
 
 __all__ = ["STATE_FILE", "CopyError", "CopyProgress", "CopyResult", "CopyState", "copy_table"]
@@ -114,6 +117,11 @@ class CopyState(SplitsState):
     FILE_NAME = STATE_FILE
     KIND = "copy"
 
+    #: the splits of a counter copy whose first page was written (None: not known, a
+    #: state of an earlier version), kept so that a resume makes them equal instead of
+    #: adding their increments again
+    started: set[str] | None = None
+
     @staticmethod
     def load(directory: str) -> CopyState | None:
         """The state in ``directory``; None when there is none."""
@@ -124,8 +132,11 @@ class CopyState(SplitsState):
             splits = [TokenSplit(int(d["start"]), int(d["end"]), tuple(d["replicas"]),
                                  int(d["estimated_rows"]), int(d["estimated_bytes"]))
                       for d in data["splits"]]
-            return CopyState(directory, dict(data["copy"]), splits,
-                             {str(k): int(v) for k, v in data["done"].items()})
+            found = CopyState(directory, dict(data["copy"]), splits,
+                              {str(k): int(v) for k, v in data["done"].items()})
+            started = data.get("started")
+            found.started = None if started is None else {str(i) for i in started}
+            return found
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CopyError(f"cannot read {os.path.join(directory, STATE_FILE)}: "
                             f"{exc}") from exc
@@ -134,10 +145,20 @@ class CopyState(SplitsState):
         """Records split ``index`` as copied, with its ``rows``."""
         self.finish(index, rows)
 
+    def start_split(self, index: int) -> None:
+        """Records that split ``index`` of a counter copy is being written."""
+        assert self.started is not None
+        self.started.add(str(index))
+        self.save()
+
     def save(self) -> None:
         """Writes the state file atomically (its directory made if need be)."""
         os.makedirs(self.directory, exist_ok=True)
-        super().save()
+        if self.started is None:
+            super().save()
+            return
+        write_json(self.path, {self.KIND: self.header, "splits": self.splits_document(),
+                               "done": self.done, "started": sorted(self.started, key=int)})
 
     def splits_document(self) -> list[Any]:
         """The splits as JSON objects."""
@@ -192,8 +213,10 @@ def copy_table(source_session: Session, source_table: str, target_session: Sessi
     a copy's state already is refused without ``resume``. A split is recorded once all
     its rows are written; a split cut short is copied again whole on resume, which is
     exact (each cell is written again at its own write time; a non-frozen list is
-    looked up first so that it does not double), except for counters, whose
-    increments in the split cut short are added again.
+    looked up first so that it does not double). A counter split cut short is not
+    copied again but settled: read beside the target, each row gets ``source -
+    target`` added (:mod:`cqlcodec.driver.copy_counters`; exact when the target's
+    counters held nothing before the copy and nobody else increments them).
     """
     if fetch_size < 1 or concurrency < 1:
         raise ValueError("fetch_size and concurrency must be at least 1")
@@ -236,12 +259,26 @@ def copy_table(source_session: Session, source_table: str, target_session: Sessi
             if splits is None or isinstance(splits, int) else sorted(splits, key=lambda s: s.start)
         if state is not None:
             kept = CopyState(os.fspath(state), header, planned, {})
+            if counter:
+                kept.started = set()
             kept.save()
     else:
         planned = kept.splits
     done = kept.done if kept is not None else {}
     todo = [i for i in range(len(planned)) if str(i) not in done]
     result = CopyResult(len(planned), len(planned) - len(todo))
+    if counter and kept is not None and resume:
+        cut = [i for i in todo if kept.started is None or str(i) in kept.started]
+        if cut:
+            settle_counters(source_session, str(source), target_session, str(target),
+                            [(i, planned[i]) for i in cut], kept, result,
+                            DiffOptions(chosen, False, False, 0.0, 0.0, 1, fetch_size,
+                                        read_consistency, retries, timeout, False, 0.0,
+                                        False, False, where, rate),
+                            write_consistency)
+            todo = [i for i in todo if i not in cut]
+        if kept.started is None:
+            kept.started = set()
     if not todo:
         return result
     if rate is not None:
@@ -313,6 +350,10 @@ class _Copier:
         if self.limiter is not None:
             self.limiter.wait(len(batch))
         failures_before = len(self.result.failures)
+        state = self.state
+        if state is not None and state.started is not None and len(batch) and \
+                str(self.todo[index]) not in state.started:
+            state.start_split(self.todo[index])  # before any increment of it is sent
         self.writer.write(pa.record_batch(batch), self.result.rows, self.result)
         self.rows_of[index] = self.rows_of.get(index, 0) + len(batch)
         failed = len(self.result.failures) > failures_before

@@ -41,8 +41,10 @@ from cqlcodec.driver.diff_read import (
 from cqlcodec.driver.diff_values import DiffError
 from cqlcodec.driver.scan import ScanError, check_scan_options
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
+from cqlcodec.driver.throttle import piece_rows
 
-__all__ = ["DiffError", "DiffProgress", "Difference", "TableDiff", "diff_tables"]
+__all__ = ["DiffError", "DiffProgress", "DiffState", "Difference", "TableDiff",
+           "check_counter_fix", "check_diff_options", "diff_tables", "recheck_differences", "state_description"]
 
 PLAN_FILE: Final = "diff-plan.json"
 DONE_FILE: Final = "diff-done.jsonl"
@@ -302,16 +304,66 @@ class TableDiff:
         if not found:
             return found
         self._report("rechecking")
-        time.sleep(self.options.recheck_after)
-        wanted = {d.identity for d in found}
-        now: list[Difference] = []
-        for token in sorted({d.token for d in found}):
-            walk = self.tables.walk(token_split(token), self.options)
-            now.extend(d for d in map(difference_of, walk) if d.identity in wanted)
+        now = recheck_differences(self.tables, self.options, found)
         self._count(found, -1)
         self._count(now)
         self.converged = len(found) - len(now)
         return now
+
+
+def state_description(tables: DiffTables, options: DiffOptions) -> dict[str, Any]:
+    """What a diff's state directory records of the diff, checked on resume."""
+    description = {"source": str(tables.source_query.table),
+                   "target": str(tables.target_query.table),
+                   "columns": options.columns, "writetime": options.writetime,
+                   "ttl": options.ttl, "float_tolerance": options.float_tolerance,
+                   "ttl_tolerance": options.ttl_tolerance}
+    if options.where is not None:  # the description of a diff without one is unchanged
+        description["where"] = options.where
+    return description
+
+
+def recheck_differences(tables: DiffTables, options: DiffOptions,
+                        found: list[Difference]) -> list[Difference]:
+    """The differences of ``found`` still there (as they are now) when their partitions
+    are read again from both tables, ``options.recheck_after`` seconds from now."""
+    if not found:
+        return found
+    time.sleep(options.recheck_after)
+    wanted = {d.identity for d in found}
+    now: list[Difference] = []
+    for token in sorted({d.token for d in found}):
+        walk = tables.walk(token_split(token), options)
+        now.extend(d for d in map(difference_of, walk) if d.identity in wanted)
+    return now
+
+
+def check_diff_options(where: str | None, fix: bool, fix_counters: bool,
+                       delete_extra: bool) -> None:
+    """:class:`DiffError` for options that cannot go together (before any read)."""
+    if where and delete_extra:
+        raise DiffError("delete_extra (--delete-extra) cannot go with where (--where): a "
+                        "row the condition keeps out of the source only because its "
+                        "values differ would be found 'extra' and deleted; diff without "
+                        "--where to delete extra rows")
+    if fix_counters and not fix:
+        raise DiffError("fix_counters (--fix-counters) is a kind of fix: give fix (--fix)")
+
+
+def check_counter_fix(tables: DiffTables, options: DiffOptions) -> None:
+    """:class:`DiffError` for ``fix`` or ``delete_extra`` on a counter table that the
+    options do not allow (see :mod:`cqlcodec.driver.diff_counters`)."""
+    if not tables.counters:
+        return
+    if options.delete_extra:
+        raise DiffError("delete_extra (--delete-extra) does not delete counter rows: the "
+                        "server does not take a deleted counter's later increments "
+                        "reliably, so the target would be left unable to count them; "
+                        "delete them by hand if they must go")
+    if options.fix and not options.fix_counters:
+        raise DiffError("fix (--fix) of a counter table adds the difference (source - "
+                        "target) to each counter, which is exact only while nothing else "
+                        "increments them: give fix_counters=True (--fix-counters) to do it")
 
 
 def diff_tables(source_session: Session, source_table: str, target_session: Session,
@@ -322,7 +374,8 @@ def diff_tables(source_session: Session, source_table: str, target_session: Sess
                 consistency_level: int | None = None, retries: int | None = None,
                 retry_timeout: float | None = None, recheck: bool = False,
                 recheck_after: float = 0.0, fix: bool = False, delete_extra: bool = False,
-                state: str | os.PathLike[str] | None = None, resume: bool = False,
+                fix_counters: bool = False, where: str | None = None,
+                rate: float | None = None, state: str | os.PathLike[str] | None = None, resume: bool = False,
                 progress: Callable[[DiffProgress], None] | None = None) -> TableDiff:
     """Compare ``source_table`` (on ``source_session``) with ``target_table`` (on
     ``target_session``: the same session, or one of another cluster) row by row;
@@ -347,16 +400,30 @@ def diff_tables(source_session: Session, source_table: str, target_session: Sess
     cells) into the target, read again with each cell's write time and TTL, so that a
     cell written in the target later wins (see :mod:`cqlcodec.driver.diff_fix`);
     ``delete_extra=True`` deletes the rows only the target has, at their own latest
-    write time. With ``recheck``, ``fix`` or ``delete_extra`` the differences are
+    write time. A counter table cannot be written with the source's values: ``fix``
+    refuses it unless ``fix_counters=True``, which adds the difference (source -
+    target) to each counter of a missing or differing row (exact only while nothing
+    else increments them; :mod:`cqlcodec.driver.diff_counters`); ``delete_extra``
+    refuses counter tables. With ``recheck``, ``fix`` or ``delete_extra`` the differences are
     kept in memory and given at the end.
 
     ``state`` (a directory) makes the diff resumable: the plan and each finished
     split's differences are recorded there; with ``resume=True`` a diff stopped part
     way continues with the splits not finished and reports the same set as one run.
-    ``progress`` gets a :class:`DiffProgress` after each split. Raises
+    ``progress`` gets a :class:`DiffProgress` after each split.
+
+    ``where`` is a CQL condition (sent with ``ALLOW FILTERING``) that restricts the
+    rows read from both tables alike: only the rows matching it on each side are
+    compared, so a row whose filtered values differ shows as missing or extra, not as
+    differing; it cannot go with ``delete_extra``. ``rate`` limits the rows read per
+    second from each table (pages shrink to a tenth of a second of rows). Raises
     :class:`DiffError` for tables that cannot be compared, before reading.
     """
     timeout = check_scan_options(fetch_size, retry_timeout, retries, concurrency)
+    if rate is not None:
+        if not rate > 0:
+            raise ValueError(f"rate is more than 0 rows per second, got {rate}")
+        fetch_size = piece_rows(rate, fetch_size)
     if float_tolerance < 0 or ttl_tolerance < 0 or recheck_after < 0:
         raise ValueError("float_tolerance, ttl_tolerance and recheck_after must be at least 0")
     if concurrency is None:
@@ -365,17 +432,13 @@ def diff_tables(source_session: Session, source_table: str, target_session: Sess
     options = DiffOptions(list(columns) if columns is not None else None, writetime, ttl,
                           float(float_tolerance), float(ttl_tolerance), concurrency, fetch_size,
                           consistency_level, retries, timeout,
-                          recheck, float(recheck_after), fix, delete_extra)
+                          recheck, float(recheck_after), fix, delete_extra,
+                          where or None, rate, fix_counters)
+    check_diff_options(where, fix, fix_counters, delete_extra)
     tables = DiffTables(source_session, source_table, target_session, target_table, options)
-    if (fix or delete_extra) and tables.counters:
-        raise DiffError("fix and delete_extra do not write counter tables (a counter is "
-                        "written as an increment: compare, then correct it by hand)")
-    description = {"source": str(tables.source_query.table),
-                   "target": str(tables.target_query.table),
-                   "columns": options.columns, "writetime": writetime, "ttl": ttl,
-                   "float_tolerance": options.float_tolerance,
-                   "ttl_tolerance": options.ttl_tolerance}
-    record = DiffState(os.fspath(state), resume, description) if state is not None else None
+    check_counter_fix(tables, options)
+    record = DiffState(os.fspath(state), resume, state_description(tables, options)) \
+        if state is not None else None
     if record is not None and record.splits is not None:
         planned = record.splits
     else:

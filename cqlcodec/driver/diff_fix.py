@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cqlcodec.driver.diff_counters import CounterIncrements
 from cqlcodec.driver.diff_read import (
     Difference,
     DiffOptions,
@@ -87,8 +88,13 @@ def fix_differences(found: DiffTables, options: DiffOptions, started_us: int,
             if (options.fix and d.kind != "extra") or (options.delete_extra and d.kind == "extra")]
     if not todo:
         return 0, 0
+    if found.counters:
+        return _fix_counters(found, options, todo), 0
+    # the target read whole within each partition: a row that a condition (where) kept
+    # out of the target's read is known as it is, not taken for missing
     tables = DiffTables(found.source, str(found.source_query.table),
-                        found.target, str(found.target_query.table), options, timed=True)
+                        found.target, str(found.target_query.table), options, timed=True,
+                        target_where=False)
     layout = tables.layout
     wanted = {d.identity for d in todo}
     target = str(tables.target_query.table)
@@ -127,6 +133,23 @@ def fix_differences(found: DiffTables, options: DiffOptions, started_us: int,
                 prepared[cql].consistency_level = options.consistency_level
         tables.target.execute(prepared[cql], values)
     return fixed, deleted
+
+
+def _fix_counters(found: DiffTables, options: DiffOptions, todo: list[Difference]) -> int:
+    """Adds ``source - target`` to the counters of the missing and differing rows of
+    ``todo`` (their partitions read again first); returns the rows written."""
+    wanted = {d.identity for d in todo if d.kind != "extra"}
+    if options.where is not None:  # as above: the target's rows as they are
+        found = DiffTables(found.source, str(found.source_query.table), found.target,
+                           str(found.target_query.table), options, target_where=False)
+    increments = CounterIncrements(found.target, str(found.target_query.table), found.layout,
+                                   found.counter_names, options.consistency_level)
+    for token in sorted({d.token for d in todo}):
+        for item in found.walk(token_split(token), options):
+            if difference_of(item).identity in wanted:
+                increments.add(item)
+    increments.flush()
+    return increments.rows
 
 
 def _where(layout: DiffLayout, row: Sequence[Any], side: Side,

@@ -13,10 +13,12 @@ from cassandra.cluster import Session
 
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.driver.columns import send_columnar, wait_page
+from cqlcodec.driver.diff_counters import counter_columns
 from cqlcodec.driver.diff_values import DiffError, DiffLayout, Side
 from cqlcodec.driver.diff_walk import Found, SplitWalk
 from cqlcodec.driver.scan import ScanError, SplitReader, _SplitQuery
 from cqlcodec.driver.splits import MAX_TOKEN, MIN_TOKEN, SplitPlanError, TokenSplit
+from cqlcodec.driver.throttle import RowRate
 
 __all__ = ["DiffOptions", "DiffTables", "Difference", "difference_of", "token_split"]
 
@@ -83,24 +85,36 @@ class DiffOptions:
     recheck_after: float
     fix: bool
     delete_extra: bool
+    where: str | None = None
+    rate: float | None = None
+    fix_counters: bool = False
 
 
 class DiffTables:
-    """The two tables of a diff, their queries and their layout."""
+    """The two tables of a diff, their queries and their layout. ``options.where``
+    restricts both tables' reads alike (the target's too unless ``target_where`` is
+    false); ``options.rate`` limits the rows read per second from each table."""
 
     def __init__(self, source: Session, source_table: str, target: Session, target_table: str,
-                 options: DiffOptions, timed: bool = False) -> None:
+                 options: DiffOptions, timed: bool = False, target_where: bool = True) -> None:
         self.source = source
         self.target = target
         writetime = options.writetime or timed
         ttl = options.ttl or timed
         try:
             self.source_query = _SplitQuery(source, source_table, self._selected(
-                source, source_table, options.columns), None, writetime, ttl, key_token=True)
-            self.target_query = _SplitQuery(target, target_table, self._selected(
-                target, target_table, options.columns), None, writetime, ttl, key_token=True)
+                source, source_table, options.columns), options.where, writetime, ttl,
+                key_token=True)
         except ScanError as exc:
             raise DiffError(str(exc)) from exc
+        try:
+            self.target_query = _SplitQuery(target, target_table, self._selected(
+                target, target_table, options.columns), options.where if target_where else None,
+                writetime, ttl, key_token=True)
+        except ScanError as exc:
+            raise DiffError(f"the target: {exc}") from exc
+        self._rates = (RowRate(options.rate), RowRate(options.rate)) \
+            if options.rate is not None else None
         src, dst = self.source_query.table.metadata, self.target_query.table.metadata
         keys = [c.name for c in src.primary_key]
         if keys != [c.name for c in dst.primary_key] or \
@@ -113,7 +127,8 @@ class DiffTables:
                   and (wanted is None or n in wanted)]
         regular = [n for n, c in src.columns.items() if n not in keys and not c.is_static
                    and (wanted is None or n in wanted)]
-        self.counters = any(str(c.cql_type) == "counter" for c in src.columns.values())
+        self.counter_names = counter_columns(src)
+        self.counters = bool(self.counter_names)
         self.layout = DiffLayout([c.name for c in src.partition_key],
                                  [c.name for c in src.clustering_key], static, regular,
                                  self._side(source, self.source_query),
@@ -145,8 +160,17 @@ class DiffTables:
 
         source: Iterator[ColumnBatch] = reader(self.source, self.source_query)
         target: Iterator[ColumnBatch] = reader(self.target, self.target_query)
+        if self._rates is not None:
+            source, target = _paced(source, self._rates[0]), _paced(target, self._rates[1])
         return SplitWalk(self.layout, source, target, options.float_tolerance,
                          options.ttl_tolerance, keep_pages)
+
+
+def _paced(pages: Iterator[ColumnBatch], rate: RowRate) -> Iterator[ColumnBatch]:
+    """``pages``, each let through once ``rate`` allows its rows."""
+    for page in pages:
+        rate.wait(len(page))
+        yield page
 
 
 def token_split(token: int) -> TokenSplit:

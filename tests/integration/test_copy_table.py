@@ -252,7 +252,7 @@ def test_resume_after_sigkill_mid_copy_is_exact(session: Session, second: Sessio
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     args = [sys.executable, "-m", "cqlcodec", "copy", source, target, "--state", str(state),
             "--splits", "16", "--read-concurrency", "1", "--fetch-size", "40", "--rate",
-            "1500", "--host", host, "--port", str(port), "--to-host", far_host,
+            "600", "--host", host, "--port", str(port), "--to-host", far_host,
             "--to-port", str(far_port), "-q"]
     child = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
@@ -288,14 +288,28 @@ def test_resume_after_sigkill_mid_copy_is_exact(session: Session, second: Sessio
     assert len(json.loads(state_file.read_text())["done"]) == 16
 
 
-def test_target_unreachable_20_s_mid_copy(session: Session) -> None:
+def differences(diff: cd.TableDiff) -> list[str]:
+    return sorted(json.dumps(d.as_json(), sort_keys=True) for d in diff)
+
+
+def test_target_unreachable_20_s_mid_copy_and_mid_diff(session: Session) -> None:
     """20 s of the target host unreachable (connections reset, new ones refused) in the
-    middle of a copy whose target is reached through the fault proxy: the copy waits,
-    goes on, and the target is exact (no row lost, no list doubled)."""
+    middle of a copy whose target is reached through the fault proxy, and of a diff
+    (paced by ``rate``) whose target is too: the copy waits, goes on, and the target is
+    exact (no row lost, no list doubled); the diff reports what it reports without the
+    outage."""
     source = fresh(session, "outage_src", LISTS)
     target = fresh(session, "outage_dst", LISTS)
+    compared = fresh(session, "outage_ref", LISTS)
     fill_lists(session, source, 150)
+    cd.copy_table(session, source, session, compared)
+    session.execute(f"DELETE FROM {compared} WHERE k = 9 AND c = 2")
+    session.execute(f"UPDATE {compared} SET v = 'x' WHERE k = 140 AND c = 0")
+    expected = differences(cd.diff_tables(session, source, session, compared))
+    assert len(expected) == 2
     outages: list[threading.Thread] = []
+    diffed: list[Any] = []
+    split_read = threading.Event()
     with FaultProxy(_host_port(), seed=44) as proxy:
         proxy.latency = 0.005
         cluster = proxied(proxy)
@@ -304,10 +318,23 @@ def test_target_unreachable_20_s_mid_copy(session: Session) -> None:
         try:
             far = cluster.connect()
 
+            def diff() -> None:
+                try:
+                    diffed.append(differences(cd.diff_tables(
+                        session, source, far, compared, splits=8, concurrency=2,
+                        fetch_size=20, rate=200, progress=lambda p: split_read.set())))
+                except BaseException as exc:  # noqa: BLE001 - asserted below
+                    diffed.append(exc)
+
+            differ = threading.Thread(target=diff)
+            differ.start()
+            assert split_read.wait(60), "the diff read no split"
+
             def report(p: cd.CopyProgress) -> None:
                 if p.waiting:
                     waits.append(p.waiting)
                 if p.rows >= 200 and not outages:
+                    assert differ.is_alive(), "the diff ended before the outage"
                     outages.append(proxy.outage(20.0))
 
             result = cd.copy_table(session, source, far, target, splits=8, fetch_size=40,
@@ -316,9 +343,46 @@ def test_target_unreachable_20_s_mid_copy(session: Session) -> None:
             outages[0].join()
             assert result.complete and result.written == 900 and not result.failures
             assert any("waiting for" in w for w in waits), waits[:3]
+            differ.join(120)
+            assert diffed == [expected]
         finally:
             cluster.shutdown()
     assert_lists_exact(session, source, session, target)
+
+
+def test_counter_copy_cut_short_resumes_exact(session: Session, tmp_path: Path) -> None:
+    """A counter copy stopped with splits partly written: the resume settles those
+    splits against the target (source - target) instead of adding their increments
+    again, and the counts are the source's."""
+    source = fresh(session, "cut_src", COUNTERS)
+    target = fresh(session, "cut_dst", COUNTERS)
+    from cassandra.concurrent import execute_concurrent_with_args
+
+    both = session.prepare(f"UPDATE {source} SET hits = hits + ?, misses = misses + ? "
+                           "WHERE k = ? AND c = ?")
+    hits = session.prepare(f"UPDATE {source} SET hits = hits + ? WHERE k = ? AND c = ?")
+    execute_concurrent_with_args(session, both, [(k * 7 + c, c - 1, k, c) for k in range(40)
+                                                 for c in range(3)])
+    execute_concurrent_with_args(session, hits, [(k, k, 5) for k in range(40)])  # misses null
+
+    class Stop(Exception):
+        pass
+
+    def stop(p: cd.CopyProgress) -> None:
+        if p.written >= 70:
+            raise Stop
+
+    state = tmp_path / "state"
+    with pytest.raises(Stop):
+        cd.copy_table(session, source, session, target, splits=6, fetch_size=10,
+                      read_concurrency=3, state=state, progress=stop)
+    kept = json.loads((state / "_copy_state.json").read_text())
+    cut = set(kept["started"]) - set(kept["done"])
+    assert cut and len(kept["done"]) < 6, kept
+    result = cd.copy_table(session, source, session, target, state=state, resume=True)
+    assert result.complete and result.splits_skipped == len(kept["done"])
+    assert rows(session, target) == rows(session, source)
+    assert not list(cd.diff_tables(session, source, session, target))
 
 
 def test_refusals_before_anything_is_copied(session: Session, tmp_path: Path) -> None:

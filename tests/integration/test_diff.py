@@ -191,10 +191,36 @@ def test_cli_report_and_exit_status(session: Session, planted: tuple[str, str, l
     changed = next(d for d in lines if d["key"] == {"k": 2, "c": 0})
     assert changed["columns"] == {"i": {"source": 20, "target": -1}}
     assert f"{PARTITIONS * 3 - 1} source rows" in done.stderr and "4 missing" in done.stderr
-    same = cli("diff", src, src, "--to-host", "127.0.0.1", "-q")
+    same = cli("diff", src, src, "--to-host", "127.0.0.1", "-q", "--where", "c = 1",
+               "--rate", "5000")
     assert same.returncode == 0 and same.stderr == "", same.stderr
     bad = cli("diff", src, f"{KS}.nowhere")
     assert bad.returncode == 3 and "nowhere" in bad.stderr
+
+
+def test_where_restricts_both_sides_and_rate(
+        session: Session, planted: tuple[str, str, list[Any]]) -> None:
+    """``where`` filters both tables alike (a clustering condition: the planted
+    differences of the rows ``c = 1`` and the partitions' static cells); ``rate``
+    spaces the pages of each side and finds the same; what cannot be compared is
+    refused before any read."""
+    src, dst, expected = planted
+    kept = [e for e in expected if json.loads(e[1]).get("c", 1) == 1]
+    assert len(kept) == 3
+    diff = cd.diff_tables(session, src, session, dst, where="c = 1", splits=5)
+    assert found(diff) == kept and diff.source_rows == PARTITIONS - 1
+    started = time.monotonic()
+    paced = cd.diff_tables(session, src, session, dst, rate=400, splits=3)
+    assert found(paced) == expected
+    # 119 rows a side at 400 rows/s, the first piece (40 rows) at once
+    assert time.monotonic() - started >= (PARTITIONS * 3 - 1 - 40) / 400
+    with pytest.raises(cd.DiffError, match="delete_extra"):
+        cd.diff_tables(session, src, session, dst, where="c = 1", delete_extra=True)
+    narrow = fresh(session, "narrow", "k int, c int, i int, PRIMARY KEY (k, c)")
+    with pytest.raises(cd.DiffError, match="^the target: .*t"):
+        cd.diff_tables(session, src, session, narrow, columns=["i"], where="t = 'x'")
+    with pytest.raises(cd.DiffError, match="fix_counters"):
+        cd.diff_tables(session, src, session, dst, fix_counters=True)
 
 
 def test_key_only_counter_and_big_blob_tables(session: Session) -> None:
@@ -214,10 +240,30 @@ def test_key_only_counter_and_big_blob_tables(session: Session) -> None:
         session.execute(f"UPDATE {src} SET hits = hits + {k}, misses = misses + 1 WHERE k = {k}")
     copy(session, src, session, dst)
     session.execute(f"UPDATE {dst} SET hits = hits + 1 WHERE k = 7")
+    # a row missing, a row with a null counter in the source, one null in the target
+    session.execute(f"UPDATE {src} SET hits = hits + 3, misses = misses + 1 WHERE k = 50")
+    session.execute(f"UPDATE {src} SET hits = hits + 5 WHERE k = 40")
+    session.execute(f"UPDATE {dst} SET misses = misses + 2 WHERE k = 40")
+    session.execute(f"UPDATE {src} SET misses = misses + 4 WHERE k = 41")
+    session.execute(f"UPDATE {dst} SET hits = hits + 1, misses = misses + 1 WHERE k = 41")
     diff = cd.diff_tables(session, src, session, dst)
-    assert [d.columns for d in diff] == [{"hits": (7, 8)}]
-    with pytest.raises(cd.DiffError, match="counter"):
+    assert sorted(((d.kind, d.key, d.columns) for d in diff), key=lambda d: d[1]["k"]) == [
+        ("differs", {"k": 7}, {"hits": (7, 8)}),
+        ("differs", {"k": 40}, {"hits": (5, None), "misses": (None, 2)}),
+        ("differs", {"k": 41}, {"hits": (None, 1), "misses": (4, 1)}),
+        ("missing", {"k": 50}, {})]
+    with pytest.raises(cd.DiffError, match="fix_counters"):
         cd.diff_tables(session, src, session, dst, fix=True)
+    with pytest.raises(cd.DiffError, match="deleted counter"):
+        cd.diff_tables(session, src, session, dst, fix=True, fix_counters=True,
+                       delete_extra=True)
+    fixed = cd.diff_tables(session, src, session, dst, fix=True, fix_counters=True).run()
+    assert fixed.fixed == 4
+    # a counter null in the source and set in the target can only be brought to 0
+    left = cd.diff_tables(session, src, session, dst)
+    assert sorted(((d.key, d.columns) for d in left), key=lambda d: d[0]["k"]) == [
+        ({"k": 40}, {"misses": (None, 0)}), ({"k": 41}, {"hits": (None, 0)})]
+    assert tuple(session.execute(f"SELECT hits, misses FROM {dst} WHERE k = 50").one()) == (3, 1)
 
     columns = "k int PRIMARY KEY, b blob"
     src, dst = fresh(session, "blobs_src", columns), fresh(session, "blobs_dst", columns)
@@ -251,10 +297,14 @@ def test_fix_makes_the_target_equal_but_keeps_a_newer_write(session: Session) ->
     session.execute(f"DELETE i FROM {src} USING TIMESTAMP 3000 WHERE k = 6 AND c = 2")
     session.execute(f"UPDATE {src} USING TIMESTAMP 3000 SET s = 'moved' WHERE k = 7")
     insert(session, src, literals(60, 0), "TIMESTAMP 3000")
+    # a partition of static cells alone, missing from the target
+    session.execute(f"INSERT INTO {src} (k, s) VALUES (61, 'alone') USING TIMESTAMP 3000 "
+                    "AND TTL 90000")
     before = cd.diff_tables(session, src, session, dst, fix=True, delete_extra=True)
     listed = found(before)
-    assert len(listed) == 8, listed
-    assert (before.fixed, before.deleted) == (6, 2)
+    assert len(listed) == 9, listed
+    assert ("missing", key(k=61), ()) in listed
+    assert (before.fixed, before.deleted) == (7, 2)
     after = found(cd.diff_tables(session, src, session, dst, writetime=True, ttl=True,
                                  ttl_tolerance=60))
     # a list whose elements have different write times is written whole at the latest
@@ -383,9 +433,11 @@ def test_diff_across_two_clusters(session: Session, second: Session,
 
 # --------------------------------------------------------------------------- Dask
 
-def test_dask_diff_over_workers(session: Session, planted: tuple[str, str, list[Any]]) -> None:
+def test_dask_diff_over_workers(session: Session, planted: tuple[str, str, list[Any]],
+                                tmp_path: Path) -> None:
     """``cqlcodec.dask.diff_tables`` (local threaded scheduler: each task opens its own
-    sessions from the connect spec) finds the same set as the single-process diff."""
+    sessions from the connect spec) finds the same set as the single-process diff,
+    resumes from its state directory, rechecks and fixes."""
     dask = pytest.importorskip("dask")
     import cqlcodec.dask
 
@@ -405,3 +457,26 @@ def test_dask_diff_over_workers(session: Session, planted: tuple[str, str, list[
     assert result.source_rows == PARTITIONS * 3 - 1 and result.count("missing") == 4
     tokens = [d.token for d in result.differences]
     assert tokens == sorted(tokens) and not result.equal
+    state = tmp_path / "dask-state"
+    with dask.config.set(scheduler="threads", num_workers=2):
+        whole = cqlcodec.dask.diff_tables(connect, src, connect, dst, splits=6, state=state,
+                                          recheck=True)
+        assert found(whole.differences) == expected and whole.converged == 0
+        done = state / "diff-done.jsonl"
+        assert len(done.read_text().splitlines()) == 6
+        # stopped after two splits: the resumed diff reads the other four only
+        done.write_text("".join(done.read_text().splitlines(keepends=True)[:2]))
+        again = cqlcodec.dask.diff_tables(connect, src, connect, dst, state=state,
+                                          resume=True)
+        assert found(again.differences) == expected
+        assert again.source_rows == result.source_rows
+        assert len(done.read_text().splitlines()) == 6
+        columns = "k int PRIMARY KEY, v int"
+        small, copied = fresh(session, "dask_src", columns), fresh(session, "dask_dst", columns)
+        for k in range(10):
+            session.execute(f"INSERT INTO {small} (k, v) VALUES ({k}, {k})")
+            if k != 4:
+                session.execute(f"INSERT INTO {copied} (k, v) VALUES ({k}, {k})")
+        fixed = cqlcodec.dask.diff_tables(connect, small, connect, copied, splits=3, fix=True)
+        assert (fixed.count("missing"), fixed.fixed) == (1, 1)
+        assert cqlcodec.dask.diff_tables(connect, small, connect, copied, splits=3).equal
