@@ -60,7 +60,6 @@ class Connection:
         self.keyspace: str | None = None
         self.closed = False
         self.error: BaseException | None = None
-        self.made: asyncio.Future[None] = loop.create_future()
         self._waiters: list[asyncio.Future[Frame] | None] = [None] * self.streams.limit
         self.deadlines: Final = Deadlines(loop, self._timed_out)
         self._out: list[bytes] = []
@@ -74,8 +73,6 @@ class Connection:
     def connection_made(self, transport: Any) -> None:
         """asyncio: the socket is connected."""
         self.transport = transport
-        if not self.made.done():
-            self.made.set_result(None)
 
     def data_received(self, data: bytes) -> None:
         """asyncio: bytes arrived; every whole frame goes to its waiter."""
@@ -220,8 +217,6 @@ class Connection:
             return
         self.closed = True
         self.error = error
-        if not self.made.done():
-            self.made.set_exception(error)
         for sid in range(self.streams.limit):
             fut = self._take(sid)
             if fut is not None and not fut.done():
