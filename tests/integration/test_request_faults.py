@@ -112,7 +112,9 @@ def test_ten_thousand_requests_ride_out_outages_and_cuts(pair: SessionPair) -> N
             run = Run()
 
             async def faults(fast: FastSession) -> list[str]:
-                done = lambda: run.ok + sum(run.failed.values())  # noqa: E731
+                def done() -> int:
+                    return run.ok + sum(run.failed.values())
+
                 log: list[str] = []
                 await until(lambda: done() >= 1000, 60, "1,000 requests")
                 proxy.outage(5.0, blackhole=True)
