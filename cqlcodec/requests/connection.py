@@ -66,6 +66,7 @@ class Connection:
         self._flushing = False
         self._room: deque[asyncio.Future[None]] = deque()
         self.sent = 0  # frames written
+        self.reads = 0  # data_received calls (the heartbeat watches it)
         self.writes = 0  # transport.write calls
 
     # ------------------------------------------------------------------ asyncio protocol
@@ -76,6 +77,7 @@ class Connection:
 
     def data_received(self, data: bytes) -> None:
         """asyncio: bytes arrived; every whole frame goes to its waiter."""
+        self.reads += 1
         reader = self.reader
         reader.write(data)
         try:

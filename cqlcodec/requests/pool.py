@@ -8,7 +8,8 @@ When an attempt fails, the host is not tried again before a delay that doubles f
 ``FIRST_DELAY`` up to ``MOST_DELAY`` seconds (with some jitter): requests meanwhile move
 on to the next host of their plan at once, as the driver skips a host it holds down. The
 driver's own host events end the wait early: when the driver sees a host up again, the
-next request to it connects at once.
+next request to it connects at once. Each connection has a heartbeat
+(:mod:`cqlcodec.requests.heartbeat`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from cassandra.connection import ConnectionShutdown
 
 from cqlcodec.requests.connection import Connection
 from cqlcodec.requests.handshake import open_connection
+from cqlcodec.requests.heartbeat import Heartbeat
 
 FIRST_DELAY: Final = 0.1
 MOST_DELAY: Final = 2.0
@@ -91,6 +93,8 @@ class Pool:
         self._backoff: dict[Any, Backoff] = {}
         self._seen: set[Any] = set()
         self._events = HostEvents(loop, self._host_up, self._host_removed)
+        self.heartbeat_interval = float(getattr(cluster, "idle_heartbeat_interval", 30) or 0)
+        self.heartbeat_timeout = float(getattr(cluster, "idle_heartbeat_timeout", 30) or 30)
         cluster.register_listener(self._events)
 
     async def get(self, host: Any, keyspace: str | None, wait: float | None) -> Connection:
@@ -154,6 +158,8 @@ class Pool:
         conn.on_close = self._forget
         if not conn.closed:
             self.conns[host] = conn
+            if self.heartbeat_interval > 0:
+                Heartbeat(conn, self.heartbeat_interval, self.heartbeat_timeout)
 
     def _forget(self, conn: Connection) -> None:
         if self.conns.get(conn.host) is conn:
