@@ -281,13 +281,15 @@ class FastSession:
         retries = 0
         reprepares = 0
         host = next(plan, None)
+        last = host
         while True:
+            left = None if deadline is None else deadline - self.loop.time()
+            if left is not None and left <= 0:  # also when the plan ran out meanwhile
+                raise OperationTimedOut(errors=errors, last_host=last)
             if host is None:
                 raise NoHostAvailable("Unable to complete the operation against any hosts",
                                       errors)
-            left = None if deadline is None else deadline - self.loop.time()
-            if left is not None and left <= 0:
-                raise OperationTimedOut(errors=errors, last_host=host)
+            last = host
             try:
                 conn = self._pool.conns.get(host)
                 if conn is None or conn.closed:
@@ -325,7 +327,13 @@ class FastSession:
             if isinstance(msg, PreparedQueryNotFound) and req.ps is not None \
                     and reprepares < _REPREPARES:
                 reprepares += 1
-                await self._reprepare(conn, req, left)
+                try:
+                    await self._reprepare(conn, req, left)
+                except _UNREACHABLE as exc:
+                    # the statement was not run there (UNPREPARED): any statement may go
+                    # to the next host, a write too
+                    errors[host] = exc
+                    host = next(plan, None)
                 continue
             decision = self._retry_decision(req, msg, retries)
             if decision is None:
