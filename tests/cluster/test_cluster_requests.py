@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 from cassandra import ConsistencyLevel, OperationTimedOut, ReadTimeout, Unavailable, WriteTimeout
-from cassandra.cluster import Cluster, NoHostAvailable, Session
+from cassandra.cluster import NoHostAvailable, Session
 from cassandra.connection import ConnectionShutdown
 from cassandra.query import SimpleStatement
 
 from cqlcodec import aio
 from cqlcodec.requests import FastSession
 
-from .conftest import CLUSTER
+from .conftest import connect_rf2
 from .test_cluster_scan import _cluster_sh, _node3_pid, _wait_until_node3_is_up
 
 KEYSPACE = "requests_cluster"
@@ -43,12 +43,7 @@ def value_of(key: int) -> str:
 def session() -> Iterator[Session]:
     """A session on the 3 nodes (the driver's default policy: token-aware) with ``kv``
     written at ALL and an empty counter table."""
-    _host, _, port = CLUSTER.rpartition(":")
-    cluster = Cluster(["127.0.0.1", "127.0.0.2", "127.0.0.3"], port=int(port),
-                      connect_timeout=20, control_connection_timeout=20)
-    s = cluster.connect()
-    s.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 2}", timeout=120)
+    cluster, s = connect_rf2(KEYSPACE)
     s.set_keyspace(KEYSPACE)
     s.execute("CREATE TABLE IF NOT EXISTS kv (k int PRIMARY KEY, v text)", timeout=120)
     s.execute("DROP TABLE IF EXISTS hits", timeout=120)  # TRUNCATE of counters is slow
