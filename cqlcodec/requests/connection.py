@@ -67,13 +67,13 @@ class Connection:
         self.keyspace: str | None = None
         self.closed = False
         self.error: BaseException | None = None
-        self.made: asyncio.Future[None] = loop.create_future()
         self._waiters: list[asyncio.Future[Frame] | None] = [None] * self.streams.limit
         self.deadlines: Final = Deadlines(loop, self._timed_out)
         self._out: list[bytes] = []
         self._flushing = False
         self._room: deque[asyncio.Future[None]] = deque()
         self.sent = 0  # frames written
+        self.reads = 0  # data_received calls (the heartbeat watches it)
         self.writes = 0  # transport.write calls
 
     # ------------------------------------------------------------------ asyncio protocol
@@ -81,11 +81,10 @@ class Connection:
     def connection_made(self, transport: Any) -> None:
         """asyncio: the socket is connected."""
         self.transport = transport
-        if not self.made.done():
-            self.made.set_result(None)
 
     def data_received(self, data: bytes) -> None:
         """asyncio: bytes arrived; every whole frame goes to its waiter."""
+        self.reads += 1
         reader = self.reader
         reader.write(data)
         try:
@@ -246,9 +245,6 @@ class Connection:
             return
         self.closed = True
         self.error = error
-        if not self.made.done():
-            self.made.set_exception(error)
-            self.made.exception()  # retrieved: nobody need await it (no "never retrieved" log)
         for sid in range(self.streams.limit):
             fut = self._take(sid)
             if fut is not None and not fut.done():

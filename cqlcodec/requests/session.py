@@ -35,7 +35,8 @@ from cqlcodec.requests.connection import Connection, Frame
 from cqlcodec.requests.decode import Decoder, Page
 from cqlcodec.requests.errors import UnsupportedRequestError, error_message, error_of
 from cqlcodec.requests.frames import OP_ERROR, OP_PREPARE, OP_RESULT, prepare_body
-from cqlcodec.requests.handshake import open_connection, use_keyspace
+from cqlcodec.requests.handshake import use_keyspace
+from cqlcodec.requests.pool import Pool
 from cqlcodec.requests.routing import query_plan
 from cqlcodec.requests.speculative import plan_of, speculate
 from cqlcodec.requests.statements import (
@@ -55,6 +56,8 @@ _REPREPARES: Final = 3  # UNPREPARED answers to one attempt before giving up
 _APPLIED_OR_NOT: Final = ("TruncateError", "ServerError")
 _OTHER_ERRORS: Final = ("OverloadedErrorMessage", "IsBootstrappingErrorMessage", "TruncateError",
                         "ServerError")
+# what getting a host's connection ready may raise: the host is skipped (the next of the plan)
+_UNREACHABLE: Final = (ConnectionShutdown, OSError, asyncio.TimeoutError, OperationTimedOut)
 
 
 class FastResult:
@@ -114,8 +117,7 @@ class FastSession:
         self.max_in_flight = max_in_flight
         self.connect_timeout = connect_timeout
         self.closed = False
-        self._conns: dict[Any, Connection] = {}
-        self._opening: dict[Any, asyncio.Future[Connection]] = {}
+        self._pool = Pool(loop, session.cluster, version, max_in_flight, connect_timeout)
         self._binder = Binder()
         self._decoder = Decoder(session)
         self.reprepared = 0  # statements prepared again after an UNPREPARED answer
@@ -193,9 +195,9 @@ class FastSession:
         errors: dict[Any, BaseException] = {}
         for host in query_plan(self.session, req):
             try:
-                conn = await self._connection(host)
+                conn = await self._pool.get(host, self.session.keyspace, settings.timeout)
                 msg = await self._prepare_on(conn, query, keyspace, settings.timeout)
-            except (ConnectionShutdown, OSError, asyncio.TimeoutError) as exc:
+            except _UNREACHABLE as exc:
                 errors[host] = exc
                 continue
             cluster = self.session.cluster
@@ -207,11 +209,7 @@ class FastSession:
     async def close(self) -> None:
         """Close every connection (requests in flight fail with ``ConnectionShutdown``)."""
         self.closed = True
-        for fut in list(self._opening.values()):
-            fut.cancel()
-        for conn in list(self._conns.values()):
-            conn.close()
-        self._conns.clear()
+        self._pool.close()
         await asyncio.sleep(0)
 
     async def __aenter__(self) -> FastSession:
@@ -220,10 +218,15 @@ class FastSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    @property
+    def reconnects(self) -> int:
+        """Connections opened to a host that had one before (after a drop or an outage)."""
+        return self._pool.reconnects
+
     def leftovers(self) -> tuple[int, int, int]:
         """Over every connection: (stream ids in use, futures kept, timers kept)."""
         total = [0, 0, 0]
-        for conn in self._conns.values():
+        for conn in self._pool.conns.values():
             a, b, c = conn.leftovers()
             total[0] += a
             total[1] += b
@@ -243,33 +246,6 @@ class FastSession:
         settings = self._settings_of(profile)
         return build_request(self.session, self._binder, settings, query, parameters, timeout,
                              paging_state, trace, _NOT_SET)
-
-    async def _connection(self, host: Any) -> Connection:
-        conn = self._conns.get(host)
-        if conn is not None and not conn.closed:
-            return conn
-        opening = self._opening.get(host)
-        if opening is None:
-            opening = asyncio.ensure_future(open_connection(
-                self.loop, host, self.session.cluster, self.version, self.max_in_flight,
-                self.session.keyspace, self.connect_timeout))
-            self._opening[host] = opening
-            try:
-                conn = await asyncio.shield(opening)
-            finally:
-                if self._opening.get(host) is opening:
-                    del self._opening[host]
-            if self.closed:
-                conn.close()
-                raise ConnectionShutdown("cqlcodec: this FastSession is closed")
-            conn.on_close = self._forget
-            self._conns[host] = conn
-            return conn
-        return await asyncio.shield(opening)
-
-    def _forget(self, conn: Connection) -> None:
-        if self._conns.get(conn.host) is conn:
-            del self._conns[conn.host]
 
     async def _prepare_on(self, conn: Connection, query: str, keyspace: str | None,
                           timeout: float | None) -> Any:
@@ -331,24 +307,30 @@ class FastSession:
         retries = 0
         reprepares = 0
         host = next(plan, None)
+        last = host
         while True:
+            left = None if deadline is None else deadline - self.loop.time()
+            if left is not None and left <= 0:  # also when the plan ran out meanwhile
+                raise OperationTimedOut(errors=errors, last_host=last)
             if host is None:
                 raise NoHostAvailable("Unable to complete the operation against any hosts",
                                       errors)
-            left = None if deadline is None else deadline - self.loop.time()
-            if left is not None and left <= 0:
-                raise OperationTimedOut(errors=errors, last_host=host)
+            last = host
             try:
-                conn = self._conns.get(host)
+                conn = self._pool.conns.get(host)
                 if conn is None or conn.closed:
-                    conn = await self._connection(host)
+                    conn = await self._pool.get(host, session.keyspace, left)
                 if not conn.has_room():
-                    await conn.wait_slot()
+                    if left is None:
+                        await conn.wait_slot()
+                    else:
+                        await asyncio.wait_for(conn.wait_slot(), left)
                 keyspace = session.keyspace
                 if keyspace and conn.keyspace != keyspace:
-                    await use_keyspace(conn, keyspace, self.connect_timeout)
+                    await use_keyspace(conn, keyspace, self.connect_timeout if left is None
+                                       else min(left, self.connect_timeout))
                 fut = conn.request(req.opcode, req.body(version), req.flags, left)
-            except (ConnectionShutdown, OSError, asyncio.TimeoutError) as exc:
+            except _UNREACHABLE as exc:
                 errors[host] = exc
                 host = next(plan, None)
                 continue
@@ -371,7 +353,13 @@ class FastSession:
             if isinstance(msg, PreparedQueryNotFound) and req.ps is not None \
                     and reprepares < _REPREPARES:
                 reprepares += 1
-                await self._reprepare(conn, req, left)
+                try:
+                    await self._reprepare(conn, req, left)
+                except _UNREACHABLE as exc:
+                    # the statement was not run there (UNPREPARED): any statement may go
+                    # to the next host, a write too
+                    errors[host] = exc
+                    host = next(plan, None)
                 continue
             decision = self._retry_decision(req, msg, retries)
             if decision is None:
@@ -437,9 +425,9 @@ async def connect(session: Any, *, max_in_flight: int = 1024,
     errors: dict[Any, BaseException] = {}
     for host in query_plan(session, probe):
         try:
-            await fast._connection(host)
+            await fast._pool.get(host, session.keyspace, None)
             return fast
-        except (ConnectionShutdown, OSError, asyncio.TimeoutError) as exc:
+        except _UNREACHABLE as exc:
             errors[host] = exc
     await fast.close()
     raise NoHostAvailable("cqlcodec could not connect to any host", errors)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from cassandra.cluster import Cluster, Session
 
 CLUSTER = os.environ.get("CQLCODEC_CLUSTER", "")
 
@@ -19,3 +20,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if str(item.path).startswith(here) and not CLUSTER:
             item.add_marker(skip)
+
+
+def connect_rf2(keyspace: str) -> tuple[Cluster, Session]:
+    """A driver ``Cluster`` on the 3 nodes (its default policy: token-aware) and a session,
+    with ``keyspace`` created (replication factor 2) unless it exists."""
+    _host, _, port = CLUSTER.rpartition(":")
+    cluster = Cluster(["127.0.0.1", "127.0.0.2", "127.0.0.3"], port=int(port),
+                      connect_timeout=20, control_connection_timeout=20)
+    s = cluster.connect()
+    s.execute(f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 2}", timeout=120)
+    return cluster, s

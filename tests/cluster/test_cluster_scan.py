@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 from cassandra import ConsistencyLevel, ReadTimeout, Unavailable
-from cassandra.cluster import Cluster, NoHostAvailable, Session
+from cassandra.cluster import NoHostAvailable, Session
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra.query import SimpleStatement
 
 from cqlcodec.driver import LoadProgress, ScanProgress, execute_columns, load_table, plan_splits, scan_table
 from cqlcodec.driver.splits import MAX_TOKEN, MIN_TOKEN, replicas_of
 
-from .conftest import CLUSTER
+from .conftest import connect_rf2
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEYSPACE = "scan_cluster"
@@ -37,12 +37,7 @@ def _cluster_sh(*args: str) -> str:
 @pytest.fixture(scope="module")
 def session() -> Iterator[Session]:
     """A session on the 3 nodes with the test table written at consistency ALL."""
-    host, _, port = CLUSTER.rpartition(":")
-    cluster = Cluster(["127.0.0.1", "127.0.0.2", "127.0.0.3"], port=int(port),
-                      connect_timeout=20, control_connection_timeout=20)
-    s = cluster.connect()
-    s.execute(f"CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = "
-              "{'class': 'SimpleStrategy', 'replication_factor': 2}", timeout=120)
+    cluster, s = connect_rf2(KEYSPACE)
     s.execute(f"CREATE TABLE IF NOT EXISTS {KEYSPACE}.t (p int, c int, v text, "
               "PRIMARY KEY (p, c))", timeout=120)
     s.execute(f"TRUNCATE {KEYSPACE}.t", timeout=120)

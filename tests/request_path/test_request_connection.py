@@ -1,6 +1,7 @@
 """The request path's connection against a small CQL-framed server on a local socket:
 many requests in flight, answers out of order, one write per loop iteration, waiting
-for room, cancellation, timeouts and a closed connection, with nothing left behind."""
+for room, cancellation, timeouts and a closed connection, with nothing left behind; the
+heartbeat closes a connection whose peer went silent and keeps one that answers."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cassandra.connection import ConnectionShutdown
 from cqlcodec.connection.reassembler import FrameReassembler
 from cqlcodec.requests.connection import Connection
 from cqlcodec.requests.frames import OP_QUERY, OP_RESULT, envelope, segments
+from cqlcodec.requests.heartbeat import Heartbeat
 
 
 class EchoServer(asyncio.Protocol):
@@ -184,4 +186,51 @@ def test_deadlines_of_answered_requests_do_not_pile_up_and_mixed_timeouts_expire
         while conn.in_flight():
             await asyncio.sleep(0.01)
         assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(4, body))
+
+
+class Silent(asyncio.Protocol):
+    """Reads everything, answers nothing, never closes (a peer gone quiet)."""
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_a_silent_peer_is_found_and_its_requests_fail(version: int) -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(Silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        conn = Connection(loop, version, "silent-host", 16)
+        factory: Any = lambda: conn  # noqa: E731
+        await loop.create_connection(factory, "127.0.0.1", port)
+        if version >= 5:
+            conn.start_segments()
+        beat = Heartbeat(conn, 0.05, 0.1)
+        try:
+            started = loop.time()
+            with pytest.raises(ConnectionShutdown, match="heartbeat"):
+                await conn.request(OP_QUERY, b"no timeout", 0, None)  # would wait forever
+            assert loop.time() - started < 2.0
+            assert conn.closed and beat.sent >= 1 and conn.leftovers() == (0, 0, 0)
+        finally:
+            conn.close()
+            server.close()
+            await server.wait_closed()
+    asyncio.run(main())
+
+
+def test_a_peer_that_answers_keeps_its_connection() -> None:
+    async def body(conn: Connection, server: EchoServer) -> None:
+        beat = Heartbeat(conn, 0.03, 0.5)
+        while beat.sent < 3:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        assert not conn.closed and await ask(conn, b"still here") == b"still here"
+        busy = beat.sent
+        for _ in range(10):  # requests answered in every interval: no heartbeat needed
+            assert await ask(conn, b"busy") == b"busy"
+            await asyncio.sleep(0.01)
+        assert beat.sent <= busy + 1
     asyncio.run(with_server(4, body))

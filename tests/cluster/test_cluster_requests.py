@@ -1,0 +1,204 @@
+"""cqlcodec's request path (``cqlcodec.aio.connect``) on the real 3-node cluster (RF 2,
+the driver's default token-aware policy): every request goes to a replica of its key, as
+the requests each connection carried show against the token map; a statement prepared
+on one node only is prepared again where it is unknown (``UNPREPARED``) without an error;
+and under a load of reads, idempotent writes and counter increments (100 in flight),
+node 3 is SIGKILLed, then started again: reads and idempotent writes all complete, a
+counter increment that fails raises the driver's error, and no increment is applied
+twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cassandra import ConsistencyLevel, OperationTimedOut, ReadTimeout, Unavailable, WriteTimeout
+from cassandra.cluster import NoHostAvailable, Session
+from cassandra.connection import ConnectionShutdown
+from cassandra.query import SimpleStatement
+
+from cqlcodec import aio
+from cqlcodec.requests import FastSession
+
+from .conftest import connect_rf2
+from .test_cluster_scan import _cluster_sh, _node3_pid, _wait_until_node3_is_up
+
+KEYSPACE = "requests_cluster"
+KEYS = 1000
+IN_FLIGHT = 100
+
+
+def value_of(key: int) -> str:
+    """The one value ever written to ``key``."""
+    return f"v{key}"
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[Session]:
+    """A session on the 3 nodes (the driver's default policy: token-aware) with ``kv``
+    written at ALL and an empty counter table."""
+    cluster, s = connect_rf2(KEYSPACE)
+    s.set_keyspace(KEYSPACE)
+    s.execute("CREATE TABLE IF NOT EXISTS kv (k int PRIMARY KEY, v text)", timeout=120)
+    s.execute("DROP TABLE IF EXISTS hits", timeout=120)  # TRUNCATE of counters is slow
+    s.execute("CREATE TABLE hits (k int PRIMARY KEY, n counter)", timeout=120)
+    insert = s.prepare("INSERT INTO kv (k, v) VALUES (?, ?)")
+    insert.consistency_level = ConsistencyLevel.ALL
+
+    async def fill() -> None:
+        async with await aio.connect(s) as fast:
+            for start in range(0, KEYS, IN_FLIGHT):
+                await asyncio.gather(*(fast.execute(insert, (k, value_of(k)))
+                                       for k in range(start, start + IN_FLIGHT)))
+    asyncio.run(fill())
+    yield s
+    cluster.shutdown()
+
+
+def test_requests_go_to_a_replica_of_their_key(session: Session) -> None:
+    read = session.prepare("SELECT k, v FROM kv WHERE k = ?")
+    one_node_text = f"SELECT v AS v_{os.getpid()} FROM {KEYSPACE}.kv WHERE k = ?"
+
+    async def main(fast: FastSession) -> tuple[list[Any], dict[Any, int], int, list[Any]]:
+        await asyncio.gather(*(fast.execute(read, (k,)) for k in range(60)))  # every node
+        before = {host: conn.sent for host, conn in fast._pool.conns.items()}
+        results: list[Any] = []
+        for start in range(0, KEYS, IN_FLIGHT):
+            results += await asyncio.gather(*(fast.execute(read, (k,))
+                                              for k in range(start, start + IN_FLIGHT)))
+        carried = {host: conn.sent - before.get(host, 0) for host, conn in fast._pool.conns.items()}
+        # prepared through the request path: on one node only; the others answer UNPREPARED
+        mine = await fast.prepare(one_node_text)
+        again = [(await fast.execute(mine, (k,))).one()[0] for k in range(0, KEYS, 7)]
+        return results, carried, fast.reprepared, again
+
+    results, carried, reprepared, again = asyncio.run(_with_fast(session, main))
+    metadata = session.cluster.metadata
+    for k, result in enumerate(results):
+        assert [tuple(r) for r in result] == [(k, value_of(k))]
+        replicas = metadata.get_replicas(KEYSPACE, read.bind((k,)).routing_key)
+        assert len(replicas) == 2 and result.coordinator in replicas, (k, result.coordinator)
+    # each connection carried exactly the requests its host coordinated
+    assert carried == Counter(r.coordinator for r in results)
+    assert len(carried) == 3, carried
+    assert again == [value_of(k) for k in range(0, KEYS, 7)]
+    assert reprepared >= 1  # the nodes that had not seen the statement
+
+
+async def _with_fast(session: Session, main: Any) -> Any:
+    async with await aio.connect(session) as fast:
+        return await main(fast)
+
+
+class Load:
+    """Reads, idempotent writes and counter increments (each key incremented once) by
+    ``IN_FLIGHT`` workers, with what each gave."""
+
+    def __init__(self) -> None:
+        self.issued = 0
+        self.stop = False
+        self.errors: list[tuple[str, int, BaseException]] = []
+        self.bumped: dict[int, bool] = {}  # counter key -> increment answered
+        self.wrong: list[Any] = []
+        self.answered = 0
+
+    async def worker(self, fast: FastSession, read: Any, write: Any, bump: Any) -> None:
+        while not self.stop:
+            n = self.issued
+            self.issued += 1
+            key = n % KEYS
+            kind = ("write", "read", "bump")[n % 3]
+            try:
+                if kind == "write":
+                    await fast.execute(write, (key, value_of(key)), timeout=12)
+                elif kind == "read":
+                    rows = (await fast.execute(read, (key,), timeout=12)).rows
+                    if [tuple(r) for r in rows] != [(key, value_of(key))]:
+                        self.wrong.append((key, rows))
+                else:
+                    self.bumped[n] = False
+                    await fast.execute(bump, (n,), timeout=12)
+                    self.bumped[n] = True
+                self.answered += 1
+            except Exception as exc:  # noqa: BLE001 - each is checked below
+                self.errors.append((kind, n, exc))
+
+
+def test_a_node_killed_and_started_again_mid_load(session: Session) -> None:
+    _wait_until_node3_is_up(session)
+    read = session.prepare("SELECT k, v FROM kv WHERE k = ?")
+    write = session.prepare("INSERT INTO kv (k, v) VALUES (?, ?)")
+    write.is_idempotent = True
+    bump = session.prepare("UPDATE hits SET n = n + 1 WHERE k = ?")  # not idempotent
+    node3 = next(h for h in session.cluster.metadata.all_hosts() if h.address == "127.0.0.3")
+    load = Load()
+    log: list[str] = []
+
+    async def control(fast: FastSession) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + 150
+        while load.answered < 1000:
+            await asyncio.sleep(0.01)
+        os.kill(_node3_pid(), signal.SIGKILL)
+        log.append(f"killed node 3 at {load.issued}")
+        mark = load.answered
+        while load.answered < mark + 1000:
+            assert time.monotonic() < deadline, "no progress after the kill"
+            await asyncio.sleep(0.01)
+        log.append(f"starting node 3 at {load.issued}")
+        await loop.run_in_executor(None, _cluster_sh, "start-node", "3")
+        log.append(f"node 3 started at {load.issued}")
+        # until node 3 coordinated 200 more requests of ours (the driver sees it up, the
+        # request path connects to it again)
+        sent: int | None = None
+        while True:
+            assert time.monotonic() < deadline, f"node 3 never came back: {log}"
+            conn = fast._pool.conns.get(node3)
+            if conn is not None:
+                sent = conn.sent if sent is None else sent
+                if conn.sent - sent >= 200:
+                    break
+            await asyncio.sleep(0.05)
+        log.append(f"node 3 served again at {load.issued}")
+        load.stop = True
+
+    async def main(fast: FastSession) -> tuple[int, tuple[int, int, int], int]:
+        await asyncio.gather(control(fast), *(load.worker(fast, read, write, bump)
+                                              for _ in range(IN_FLIGHT)))
+        return fast.reconnects, fast.leftovers(), fast.reprepared
+
+    try:
+        reconnects, leftovers, reprepared = asyncio.run(_with_fast(session, main))
+    finally:
+        _cluster_sh("start-node", "3")  # idempotent: later tests see 3 nodes
+    print(f"{load.issued} requests, {len(load.errors)} errors "
+          f"{Counter((k, type(e).__name__) for k, _n, e in load.errors)}, {reconnects} "
+          f"reconnects, {reprepared} statements prepared again; {log}")
+    assert not load.wrong, load.wrong[:3]
+    # reads and idempotent writes completed on the other replicas
+    assert [e for e in load.errors if e[0] != "bump"] == []
+    # an increment whose node died raises the driver's error; it is not sent again
+    allowed = (ConnectionShutdown, OperationTimedOut, WriteTimeout, NoHostAvailable, Unavailable)
+    assert all(isinstance(e, allowed) for _k, _n, e in load.errors), load.errors[:3]
+    assert leftovers == (0, 0, 0) and reconnects >= 1
+    _wait_until_node3_is_up(session)
+    statement = SimpleStatement("SELECT k, n FROM hits", consistency_level=ConsistencyLevel.ALL,
+                                fetch_size=5000)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            counts = {r.k: r.n for r in session.execute(statement, timeout=60)}
+            break
+        except (Unavailable, ReadTimeout, NoHostAvailable):
+            assert time.monotonic() < deadline
+            time.sleep(2)
+    failed = {n for kind, n, _e in load.errors if kind == "bump"}
+    assert all(counts.get(n) == 1 for n, ok in load.bumped.items() if ok)
+    assert all(counts.get(n) in (None, 1) for n in failed)
+    assert max(counts.values()) == 1, "an increment was applied twice"
