@@ -51,7 +51,7 @@ def _same_rows_as_the_session(session: Session, check: Callable[[FastSession], N
 
 
 def _connections(fast: FastSession) -> list[Any]:
-    conns = list(fast._conns.values())
+    conns = list(fast._pool.conns.values())
     assert conns
     return conns
 
