@@ -31,6 +31,7 @@ from cassandra.protocol import (
 from cassandra.query import PreparedStatement
 
 from cqlcodec.errors import CodecError
+from cqlcodec.requests.admission import Admission
 from cqlcodec.requests.connection import Connection, Frame
 from cqlcodec.requests.decode import Decoder, Page
 from cqlcodec.requests.errors import UnsupportedRequestError, error_message, error_of
@@ -60,6 +61,9 @@ class FastResult:
     """What :meth:`FastSession.execute` returns: the rows (a list, as the row factory made
     them), and of the last page fetched its paging state (None: no more pages), the
     server's warnings, the tracing id (``trace=True``) and the coordinator host."""
+
+    __slots__ = ("rows", "column_names", "paging_state", "warnings", "trace_id",
+                 "custom_payload", "coordinator", "message")
 
     def __init__(self, rows: list[Any], column_names: list[str] | None) -> None:
         self.rows = rows
@@ -117,6 +121,7 @@ class FastSession:
         self._opening: dict[Any, asyncio.Future[Connection]] = {}
         self._binder = Binder()
         self._decoder = Decoder(session)
+        self._gate = Admission(loop, max_in_flight)  # calls beyond it wait holding their arguments
         self.reprepared = 0  # statements prepared again after an UNPREPARED answer
 
     # ----------------------------------------------------------------- public verbs
@@ -127,26 +132,35 @@ class FastSession:
                       all_pages: bool = True) -> FastResult:
         """``session.execute(query, parameters, ...)`` on this path: every row of every
         page (``all_pages=False``: the first page only, and its ``paging_state`` to pass
-        again), as the execution profile's row factory makes them."""
-        req = self._request(query, parameters, timeout, execution_profile, paging_state, trace)
-        rows: list[Any] = []
-        names: list[str] | None = None
-        while True:
-            page, host = await self._run(req, False)
-            if page.rows:
-                rows.extend(page.rows)
-            if page.column_names is not None:
-                names = page.column_names
-            if page.paging_state is None or not all_pages or not req.fetch_size:
-                out = FastResult(rows, names)
-                out.paging_state = page.paging_state
-                out.warnings = page.warnings
-                out.trace_id = page.trace_id
-                out.custom_payload = page.custom_payload
-                out.coordinator = host
-                out.message = page.message
-                return out
-            req.paging_state = page.paging_state
+        again), as the execution profile's row factory makes them. Beyond
+        ``max_in_flight`` calls per connection, a call waits for its turn before its
+        request is built."""
+        gate = self._gate
+        if not gate.enter(len(self._conns)):
+            await gate.wait()
+        try:
+            req = self._request(query, parameters, timeout, execution_profile, paging_state,
+                                trace)
+            rows: list[Any] = []
+            names: list[str] | None = None
+            while True:
+                page, host = await self._run(req, False)
+                if page.rows:
+                    rows.extend(page.rows)
+                if page.column_names is not None:
+                    names = page.column_names
+                if page.paging_state is None or not all_pages or not req.fetch_size:
+                    out = FastResult(rows, names)
+                    out.paging_state = page.paging_state
+                    out.warnings = page.warnings
+                    out.trace_id = page.trace_id
+                    out.custom_payload = page.custom_payload
+                    out.coordinator = host
+                    out.message = page.message
+                    return out
+                req.paging_state = page.paging_state
+        finally:
+            gate.leave()
 
     async def execute_columns(self, query: object, parameters: Any = None, *,
                               timeout: object = _NOT_SET,
@@ -156,26 +170,10 @@ class FastSession:
         """Every page of a query's rows decoded into columns: a
         :class:`~cqlcodec.driver.ColumnPages`, as :func:`cqlcodec.aio.execute_columns`
         returns (``fetch_size``: rows per page, else the statement's or the session's)."""
-        from cqlcodec.driver.columns import ColumnPages, RawPage
-        req = self._request(query, parameters, timeout, execution_profile, paging_state, False)
-        if fetch_size is not None:
-            if fetch_size < 1:
-                raise ValueError(f"fetch_size must be at least 1, not {fetch_size}")
-            req.fetch_size = fetch_size
-        req.skip_metadata = False  # the column decoder reads the columns from the page
-        batches: list[Any] = []
-        policy = req.ps.column_encryption_policy if req.ps is not None else \
-            self.session.cluster.column_encryption_policy
-        while True:
-            page, _host = await self._run(req, True)
-            if not page.body:
-                raise CodecError("execute_columns needs a statement that returns rows")
-            raw = RawPage(page.body, self.version, policy)
-            batches.append(raw.decode())
-            state = raw.paging_state
-            if state is None or not req.fetch_size:
-                return ColumnPages.of_batches(batches)
-            req.paging_state = state
+        from cqlcodec.requests.pages import all_columns, send_pages
+        return await all_columns(send_pages(self, query, parameters, fetch_size=fetch_size,
+                                            paging_state=paging_state, timeout=timeout,
+                                            execution_profile=execution_profile))
 
     async def prepare(self, query: str, keyspace: str | None = None) -> PreparedStatement:
         """Prepare ``query`` (on one host of the plan; other hosts prepare it when they
@@ -201,6 +199,7 @@ class FastSession:
     async def close(self) -> None:
         """Close every connection (requests in flight fail with ``ConnectionShutdown``)."""
         self.closed = True
+        self._gate.release_all()
         for fut in list(self._opening.values()):
             fut.cancel()
         for conn in list(self._conns.values()):
