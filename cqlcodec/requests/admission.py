@@ -30,7 +30,10 @@ class Admission:
     def enter(self, connections: int) -> bool:
         """Take a turn now if there is room (``per_connection`` calls per open
         connection, at least one connection's worth) and nobody waits before."""
-        if not self._waiting and self.inside < self.per_connection * max(1, connections):
+        waiting = self._waiting
+        while waiting and waiting[0].done():  # waiters cancelled before their turn
+            waiting.popleft()
+        if not waiting and self.inside < self.per_connection * max(1, connections):
             self.inside += 1
             return True
         return False
