@@ -48,7 +48,7 @@ class FastPages:
         self._start()
 
     def _start(self) -> None:
-        task: asyncio.Future[tuple[Page, Any]] = asyncio.ensure_future(
+        task: asyncio.Future[tuple[Page, Any]] = self.fast.loop.create_task(
             self.fast._run(self.req, True))
         task.add_done_callback(_retrieved)
         self._next = task
