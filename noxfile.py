@@ -403,9 +403,10 @@ def integration(session: nox.Session, driver: str, impl: str) -> None:
     )
 
 
-# the native clients that ``bench_server -- --only peers`` measures, pinned to the versions
+# the native clients that ``bench_server -- --only peers`` (and ``--only requests``, which adds
+# ScyllaDB's Rust-based driver, alpha) measures, pinned to the versions
 # benchmarks/server_io.py and docs/benchmarks.md describe
-BENCH_PEERS = ["acsylla==1.2.0", "scyllapy==1.3.3", "rsylla==0.1.1"]
+BENCH_PEERS = ["acsylla==1.2.0", "scyllapy==1.3.3", "rsylla==0.1.1", "scylladb-rs-driver==0.2.0"]
 
 
 @nox.session(python="3.11")
@@ -417,7 +418,8 @@ def bench_server(session: nox.Session) -> None:
     by CQLCODEC_BENCH_DRIVER). Arguments go to benchmarks/server_io.py (``--rows 20000``
     for a shorter run, ``--runs 5``, ``--profile``, ``--only readpath|peers|requests``); results in
     bench-results/server_io.json. Also installs the native clients ``--only peers`` compares
-    with (acsylla, scyllapy, rsylla); one that does not install leaves cells saying so.
+    with (acsylla, scyllapy, rsylla; scylladb-rs-driver for ``--only requests``); one that
+    does not install leaves cells saying so.
     """
     for peer in BENCH_PEERS:  # a peer that does not install here is a cell saying so
         try:

@@ -33,9 +33,12 @@ one-row prepared reads of a 5-column table at 100 in flight (named tuples and tu
 one at a time (p50 latency) and single-row inserts, the driver alone and with
 ``install()``, client CPU and context switches per request (``--requests``, ``--warmup``).
 
-``--only requests`` measures small requests (one-row reads by key) on cqlcodec's own
-request path (``cqlcodec.aio.connect``) against the driver, the native clients and an
-asyncio floor, 100 in flight and one at a time (``server_requests.py``).
+``--only requests`` measures small requests (one-row reads by key, one-row inserts) on
+cqlcodec's own request path (``cqlcodec.aio.connect``) against the driver, the native
+clients (acsylla, scyllapy, rsylla, scylladb-rs-driver) and an asyncio floor, 100 in
+flight and one at a time (``--requests``, ``--warmup``), and two large
+``aio.execute_columns`` reads on the request path against today's path
+(``server_requests.py``).
 
 ``nox -s bench_server`` starts a server, installs the compiled build and runs this.
 """
@@ -541,8 +544,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", choices=["read", "insert", "readpath", "peers", "aio",
                                            "aio-requests", "small", "requests"], default=None)
-    parser.add_argument("--requests", type=int, default=20_000, help="--only small: counted requests")
-    parser.add_argument("--warmup", type=int, default=2_000, help="--only small: warm-up requests")
+    parser.add_argument("--requests", type=int, default=20_000,
+                        help="--only small, requests: counted requests (100 in flight)")
+    parser.add_argument("--warmup", type=int, default=2_000,
+                        help="--only small, requests: warm-up requests")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -554,7 +559,8 @@ def main() -> None:
     if args.only == "requests":  # small requests on cqlcodec's own request path (issue 43)
         from server_requests import run_group
 
-        run_group(args.host, args.port, args.protocol, args.runs, args.out)
+        run_group(args.host, args.port, args.protocol, args.runs, args.out, args.requests,
+                  args.warmup)
         return
     import cassandra
 

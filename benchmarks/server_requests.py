@@ -1,13 +1,15 @@
-"""Small requests against a real server (issue 43): one-row reads by key through
-cqlcodec's own request path (``cqlcodec.aio.connect``) against the driver and the native
-clients, client CPU per request (getrusage user+sys of the process) and requests/s, with
-100 requests in flight and one at a time.
+"""Small requests against a real server (issue 43): one-row reads by key and one-row
+inserts through cqlcodec's own request path (``cqlcodec.aio.connect``) against the driver
+and the native clients, client CPU per request (getrusage user+sys of the process) and
+requests/s, with 100 requests in flight and one at a time; and two large reads through
+``aio.execute_columns`` on the request path against today's (the driver's) path.
 
 Table ``kv (id int PRIMARY KEY, name text, score double, ts timestamp, tags list<text>)``
-with ``KV_ROWS`` rows; prepared ``SELECT * FROM kv WHERE id = ?`` on spread keys. Each
-case runs in a fresh process: connect, prepare, ``WARMUP`` requests, then the counted
-ones. Cases (``--protocol`` is the driver's and cqlcodec's second version; the native
-clients speak v4):
+with ``KV_ROWS`` rows; prepared ``SELECT * FROM kv WHERE id = ?`` on spread keys
+(``requests ...`` cases), prepared ``INSERT INTO kv_ins (id, name, n) VALUES (?, ?, ?)``
+(``inserts ...`` cases). Each case runs in a fresh process: connect, prepare, ``--warmup``
+requests, then ``--requests`` counted ones (a tenth of them one at a time). Cases
+(``--protocol`` is the driver's and cqlcodec's second version; the native clients speak v4):
 
 * ``driver``: ``execute_async`` with a window of 100 futures (one at a time:
   ``session.execute``); ``driver+install``: the same with ``cqlcodec.driver.install``;
@@ -15,7 +17,14 @@ clients speak v4):
 * ``floor v4``: the least an asyncio client with this codec can cost: the request path's
   own connection with a statement bound by ``cqlcodec.Prepared`` and the answers decoded
   by ``decode_result`` into tuples, no routing, retries or row factory;
-* ``acsylla``, ``scyllapy``, ``rsylla``: 100 worker coroutines (one: 1), when installed.
+* ``acsylla``, ``scyllapy``, ``rsylla``, ``scylladb-rs`` (ScyllaDB's Rust-based Python
+  driver, package ``scylladb-rs-driver``, module ``scylla``): 100 worker coroutines (one:
+  1), when installed;
+* ``columns vectors <path>``: 20,000 rows of ``vector<float, 768>`` (server_io.py's
+  ``emb_read``), ``columns mixed <path>``: ``LARGE_ROWS`` rows of ten columns (its
+  ``mixed``), each read whole once by ``aio.execute_columns`` on the driver session
+  (``driver``, today's path) or on a FastSession (``cqlcodec``), at ``--protocol``:
+  client CPU and wall time of the read.
 
 Run by ``server_io.py --only requests`` (``nox -s bench_server -- --only requests``), or
 alone: ``python benchmarks/server_requests.py --port 9042 [--runs 3]``.
@@ -35,23 +44,37 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 KEYSPACE = "cqlcodec_bench"
 KV_ROWS = 10_000
 WARMUP = 2_000
-COUNTED = {"100": 20_000, "1": 3_000}
+COUNTED = {"100": 20_000, "1": 2_000}
 WINDOW = 100
 QUERY = "SELECT * FROM kv WHERE id = ?"
-PEERS = ("acsylla", "scyllapy", "rsylla")
+INSERT = "INSERT INTO kv_ins (id, name, n) VALUES (?, ?, ?)"
+INSERT_NAMES = ("id", "name", "n")  # ints and text: every client maps Python's int and str
+PEERS = ("acsylla", "scyllapy", "rsylla", "scylladb-rs")
+PEER_MODULES = {"scylladb-rs": "scylla"}  # pip install scylladb-rs-driver
+LARGE_ROWS = 200_000
+LARGE_QUERIES = {"vectors": "SELECT k, v FROM emb_read", "mixed": "SELECT * FROM mixed"}
 
 
-def cases(protocol: int) -> list[str]:
-    """Every case name: ``requests <client> <in flight>``."""
+def _installed(peer: str) -> bool:
+    return importlib.util.find_spec(PEER_MODULES.get(peer, peer)) is not None
+
+
+def cases(protocol: int, large: bool = True) -> list[str]:
+    """Every case name: ``requests|inserts <client> <in flight>``, ``columns <what> <path>``."""
     clients = ["driver", "driver+install", "cqlcodec v4", f"cqlcodec v{protocol}", "floor v4",
-               *[p for p in PEERS if importlib.util.find_spec(p) is not None]]
+               *[p for p in PEERS if _installed(p)]]
     clients = list(dict.fromkeys(clients))
-    return [f"requests {c} {n}" for n in ("100", "1") for c in clients]
+    out = [f"{kind} {c} {n}" for kind in ("requests", "inserts") for n in ("100", "1")
+           for c in clients if not (kind == "inserts" and c.startswith("floor"))]
+    if large:
+        out += [f"columns {what} {path}" for what in LARGE_QUERIES for path in ("driver", "cqlcodec")]
+    return out
 
 
 def prepare_kv(host: str, port: int) -> None:
@@ -67,6 +90,8 @@ def prepare_kv(host: str, port: int) -> None:
         s.execute("CREATE TABLE IF NOT EXISTS kv (id int PRIMARY KEY, name text, score double, "
                   "ts timestamp, tags list<text>)", timeout=120)
         s.execute("CREATE TABLE IF NOT EXISTS loaded (name text PRIMARY KEY, rows int)", timeout=120)
+        s.execute("CREATE TABLE IF NOT EXISTS kv_ins (id int PRIMARY KEY, name text, n int)",
+                  timeout=120)
         done = s.execute("SELECT rows FROM loaded WHERE name = 'kv'").one()
         if done is not None and done.rows == KV_ROWS:
             return
@@ -86,6 +111,14 @@ def _keys(n: int) -> list[int]:
     return [k * 7919 % KV_ROWS for k in range(n)]
 
 
+def _insert_values(k: int) -> tuple[int, str, int]:
+    return k, f"name {k}", 3 * k
+
+
+def _read_values(k: int) -> tuple[int]:
+    return (k,)
+
+
 def _cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -100,7 +133,8 @@ async def _workers(one: Any, keys: list[int], workers: int) -> None:
     await asyncio.gather(*(worker() for _ in range(workers)))
 
 
-def _driver_window(session: Any, ps: Any, keys: list[int], window: int) -> None:
+def _driver_window(session: Any, ps: Any, keys: list[int], window: int,
+                   values: Callable[[int], tuple[Any, ...]]) -> None:
     done = threading.Event()
     lock = threading.Lock()
     it = iter(keys)
@@ -111,7 +145,7 @@ def _driver_window(session: Any, ps: Any, keys: list[int], window: int) -> None:
         with lock:
             k = next(it, None)
         if k is not None:
-            session.execute_async(ps, (k,)).add_callbacks(ok, fail)
+            session.execute_async(ps, values(k)).add_callbacks(ok, fail)
 
     def ok(_rows: Any) -> None:
         with lock:
@@ -133,7 +167,7 @@ def _driver_window(session: Any, ps: Any, keys: list[int], window: int) -> None:
 
 
 def _measure(run: Any, inflight: str) -> dict[str, float]:
-    run(_keys(WARMUP))
+    run(_keys(WARMUP if inflight == "100" else max(1, WARMUP // 10)))
     keys = _keys(COUNTED[inflight])
     cpu0, wall0 = _cpu(), time.perf_counter()
     run(keys)
@@ -141,14 +175,18 @@ def _measure(run: Any, inflight: str) -> dict[str, float]:
     return {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
 
 
-def child(case: str, host: str, port: int) -> dict[str, float]:
+def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, float]:
     """Measure one case in this process."""
-    _kind, client, *rest = case.split()
+    kind, client, *rest = case.split()
+    if kind == "columns":
+        return _columns(client, rest[0], host, port, protocol)
     inflight = rest[-1]
     version = rest[0] if len(rest) == 2 else ""
     workers = WINDOW if inflight == "100" else 1
+    query = INSERT if kind == "inserts" else QUERY
+    values = _insert_values if kind == "inserts" else _read_values
     if client in PEERS:
-        return _peer(client, host, port, inflight, workers)
+        return _peer(client, host, port, inflight, workers, kind)
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import RoundRobinPolicy
 
@@ -161,15 +199,16 @@ def child(case: str, host: str, port: int) -> dict[str, float]:
 
         cqlcodec.driver.install(cluster)
     session = cluster.connect(KEYSPACE)
-    ps = session.prepare(QUERY)
+    ps = session.prepare(query)
     try:
         if client.startswith("driver"):
             if inflight == "1":
                 def sync(keys: list[int]) -> None:
                     for k in keys:
-                        session.execute(ps, (k,))
+                        session.execute(ps, values(k))
                 return _measure(sync, inflight)
-            return _measure(lambda keys: _driver_window(session, ps, keys, WINDOW), inflight)
+            return _measure(lambda keys: _driver_window(session, ps, keys, WINDOW, values),
+                            inflight)
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         if client == "cqlcodec":
@@ -178,12 +217,43 @@ def child(case: str, host: str, port: int) -> dict[str, float]:
             fast = loop.run_until_complete(aio.connect(session))
 
             async def one(k: int) -> None:
-                await fast.execute(ps, (k,))
+                await fast.execute(ps, values(k))
             out = _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)),
                            inflight)
             loop.run_until_complete(fast.close())
             return out
         return _floor(loop, session, ps, inflight, workers)
+    finally:
+        cluster.shutdown()
+
+
+def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[str, float]:
+    """One whole read of ``LARGE_QUERIES[what]`` by ``aio.execute_columns`` on the driver
+    session or on a FastSession: client CPU and wall time of the read (after a warm-up
+    read of a few rows on the same path)."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    from cqlcodec import aio
+
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=300)
+    cluster = Cluster([host], port=port, protocol_version=protocol, connect_timeout=30,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    session = cluster.connect(KEYSPACE)
+    query = LARGE_QUERIES[what]
+
+    async def main() -> dict[str, float]:
+        target: Any = session if path == "driver" else await aio.connect(session)
+        await aio.execute_columns(target, query, limit=10)
+        cpu0, wall0 = _cpu(), time.perf_counter()
+        pages = await aio.execute_columns(target, query)
+        cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
+        rows = sum(batch.num_rows for batch in pages)
+        if path != "driver":
+            await target.close()
+        return {"cpu_s": cpu, "wall_s": wall, "rows": rows}
+    try:
+        return asyncio.run(main())
     finally:
         cluster.shutdown()
 
@@ -215,10 +285,12 @@ def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str
     return out
 
 
-def _peer(peer: str, host: str, port: int, inflight: str, workers: int) -> dict[str, float]:
+def _peer(peer: str, host: str, port: int, inflight: str, workers: int,
+          kind: str = "requests") -> dict[str, float]:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    query = QUERY
+    inserts = kind == "inserts"
+    query = INSERT if inserts else QUERY
     if peer == "acsylla":
         acsylla = importlib.import_module("acsylla")  # pip install acsylla (not a nox dependency)
 
@@ -231,6 +303,10 @@ def _peer(peer: str, host: str, port: int, inflight: str, workers: int) -> dict[
 
         async def one(k: int) -> None:
             statement = prepared.bind()
+            if inserts:
+                statement.bind_list(list(_insert_values(k)))
+                await session.execute(statement)
+                return
             statement.bind(0, k)
             [row.as_tuple() for row in await session.execute(statement)]
     elif peer == "scyllapy":
@@ -243,8 +319,11 @@ def _peer(peer: str, host: str, port: int, inflight: str, workers: int) -> dict[
         scylla, prepared = loop.run_until_complete(open_scyllapy())
 
         async def one(k: int) -> None:
+            if inserts:
+                await scylla.execute(prepared, list(_insert_values(k)))
+                return
             (await scylla.execute(prepared, [k])).all()
-    else:
+    elif peer == "rsylla":
         rsylla = importlib.import_module("rsylla")  # pip install rsylla (not a nox dependency)
 
         async def open_rsylla() -> Any:
@@ -254,17 +333,60 @@ def _peer(peer: str, host: str, port: int, inflight: str, workers: int) -> dict[
         session, prepared = loop.run_until_complete(open_rsylla())
 
         async def one(k: int) -> None:
+            if inserts:
+                await session.execute_prepared(prepared, dict(zip(INSERT_NAMES, _insert_values(k))))
+                return
             [row.columns() for row in (await session.execute_prepared(prepared, {"id": k})).rows()]
+    else:  # pip install scylladb-rs-driver (alpha; module scylla; protocol v4)
+        builder = importlib.import_module("scylla.session_builder")
+
+        async def open_scylladb_rs() -> Any:
+            session = await builder.SessionBuilder().contact_points([f"{host}:{port}"]).connect()
+            await session.use_keyspace(KEYSPACE)
+            return session, await session.prepare(query)
+        session, prepared = loop.run_until_complete(open_scylladb_rs())
+
+        async def one(k: int) -> None:
+            if inserts:
+                await session.execute(prepared, list(_insert_values(k)))
+                return
+            list((await session.execute(prepared, [k])).iter_current_page())
     return _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)), inflight)
 
 
-def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str) -> dict[str, Any]:
+def prepare_large(host: str, port: int, protocol: int) -> None:
+    """The large reads' tables (server_io.py's ``emb_read`` and ``mixed`` with
+    ``LARGE_ROWS`` rows; loaded once)."""
+    import server_io  # this directory's (sys.path[0] when run as a script)
+
+    server_io.prepare_data(argparse.Namespace(host=host, port=port, protocol=protocol,
+                                              rows=LARGE_ROWS, only="readpath", case=""))
+
+
+def _line(case: str, got: dict[str, float]) -> str:
+    if case.startswith("columns"):
+        return f"{got['cpu_s']:8.2f} s CPU {got['wall_s']:8.2f} s wall {got['rows']:9.0f} rows"
+    return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s"
+
+
+def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
+              requests: int | None = None, warmup: int | None = None,
+              large: bool = True) -> dict[str, Any]:
     """Every case ``runs`` times, rounds interleaved, fresh processes; prints and returns
-    the medians and the ratios of cqlcodec's path to the others."""
+    the medians and the ratios of cqlcodec's path to the others. ``requests``: counted
+    requests with 100 in flight (a tenth one at a time); ``warmup``: requests before them;
+    ``large``: the two large ``execute_columns`` reads too."""
     import cqlcodec
 
     prepare_kv(host, port)
-    names = cases(protocol)
+    if large:
+        prepare_large(host, port, protocol)
+    names = cases(protocol, large)
+    sizes = []
+    if requests is not None:
+        sizes += ["--requests", str(requests)]
+    if warmup is not None:
+        sizes += ["--warmup", str(warmup)]
     results: dict[str, list[dict[str, float]]] = {c: [] for c in names}
     cannot: dict[str, str] = {}
     for r in range(runs):
@@ -272,7 +394,8 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str) -> d
             if case in cannot:
                 continue
             done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case,
-                                   "--host", host, "--port", str(port)],
+                                   "--host", host, "--port", str(port), "--protocol",
+                                   str(protocol), *sizes],
                                   capture_output=True, text=True, timeout=900)
             lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
             if done.returncode != 0 or not lines:
@@ -281,25 +404,39 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str) -> d
                 continue
             got = json.loads(lines[-1])
             results[case].append(got)
-            print(f"run {r + 1}/{runs} {case:34s} {got['cpu_us']:8.1f} us CPU/request "
-                  f"{got['req_s']:9.0f} req/s", flush=True)
-    medians = {c: {k: statistics.median(x[k] for x in v) for k in ("cpu_us", "req_s")}
+            print(f"run {r + 1}/{runs} {case:34s} {_line(case, got)}", flush=True)
+    keys = {"cpu_us", "req_s", "cpu_s", "wall_s"}
+    medians = {c: {k: statistics.median(x[k] for x in v) for k in keys if k in v[0]}
                for c, v in results.items() if v}
     print(f"\nmedians of {runs} runs; cqlcodec compiled={cqlcodec.COMPILED}")
-    print(f"{'case':34s} {'CPU us/req':>10s} {'req/s':>9s}")
     for c, m in medians.items():
-        print(f"{c:34s} {m['cpu_us']:10.1f} {m['req_s']:9.0f}")
+        print(f"{c:34s} " + "  ".join(f"{k} {v:10.2f}" for k, v in sorted(m.items())))
     ratios = []
-    for n in ("100", "1"):
-        ours = f"requests cqlcodec v4 {n}"
-        for other in ("driver", "driver+install", "floor v4", *PEERS):
-            key = f"requests {other} {n}"
-            if ours in medians and key in medians:
-                ratios.append({"in_flight": n, "other": other,
-                               "cpu_ratio": medians[ours]["cpu_us"] / medians[key]["cpu_us"],
-                               "req_s_ratio": medians[ours]["req_s"] / medians[key]["req_s"]})
-                print(f"{n:>3s} in flight, cqlcodec v4 / {other:15s}: CPU {ratios[-1]['cpu_ratio']:.2f}x, "
-                      f"req/s {ratios[-1]['req_s_ratio']:.2f}x")
+    for kind in ("requests", "inserts"):
+        for n in ("100", "1"):
+            for ours_client in ("cqlcodec v4", f"cqlcodec v{protocol}"):
+                ours = f"{kind} {ours_client} {n}"
+                for other in ("driver", "driver+install", "floor v4", *PEERS):
+                    key = f"{kind} {other} {n}"
+                    if ours in medians and key in medians:
+                        ratios.append({"kind": kind, "in_flight": n, "ours": ours_client,
+                                       "other": other,
+                                       "cpu_ratio": medians[ours]["cpu_us"] / medians[key]["cpu_us"],
+                                       "req_s_ratio": medians[ours]["req_s"] / medians[key]["req_s"]})
+                        print(f"{kind} {n:>3s} in flight, {ours_client} / {other:15s}: CPU "
+                              f"{ratios[-1]['cpu_ratio']:.2f}x, req/s {ratios[-1]['req_s_ratio']:.2f}x")
+                if ours_client == f"cqlcodec v{protocol}":
+                    break
+    for what in LARGE_QUERIES:
+        ours, today = f"columns {what} cqlcodec", f"columns {what} driver"
+        if ours in medians and today in medians:
+            ratios.append({"kind": "columns", "what": what,
+                           "cpu_ratio": medians[ours]["cpu_s"] / medians[today]["cpu_s"],
+                           "wall_ratio": medians[ours]["wall_s"] / medians[today]["wall_s"]})
+            print(f"columns {what}: request path / today's path: client CPU "
+                  f"{ratios[-1]['cpu_ratio']:.2f}x, wall {ratios[-1]['wall_ratio']:.2f}x")
+    for case, why in cannot.items():
+        print(f"not run: {case}: {why}")
     os.makedirs(out_dir, exist_ok=True)
     report = {"runs": results, "medians": medians, "ratios": ratios, "cannot": cannot,
               "compiled": cqlcodec.COMPILED, "protocol": protocol,
@@ -310,18 +447,26 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str) -> d
 
 
 def main() -> None:
+    global WARMUP
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9042)
     parser.add_argument("--protocol", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=COUNTED["100"],
+                        help="counted requests with 100 in flight (a tenth one at a time)")
+    parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--no-large", action="store_true", help="leave out the columns cases")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", default="")
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.host, args.port)))
+        COUNTED["100"], COUNTED["1"] = args.requests, max(1, args.requests // 10)
+        WARMUP = args.warmup
+        print(json.dumps(child(args.child, args.host, args.port, args.protocol)))
         return
-    run_group(args.host, args.port, args.protocol, args.runs, args.out)
+    run_group(args.host, args.port, args.protocol, args.runs, args.out, args.requests,
+              args.warmup, not args.no_large)
 
 
 if __name__ == "__main__":

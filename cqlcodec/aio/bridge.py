@@ -27,10 +27,10 @@ from typing import Any, Final, TypeVar
 from cassandra.cluster import ResponseFuture
 
 from cqlcodec.columnar.batch import ColumnBatch
-from cqlcodec.driver.columns import RawPage, page_of_rows
+from cqlcodec.driver.columns import RawPage, capped, page_of_rows
 
-__all__ = ["DECODE_OFF_LOOP_BYTES", "Inbox", "decode_page", "inbox_of", "off_loop", "on_loop",
-           "raw_page_of", "response_of"]
+__all__ = ["DECODE_OFF_LOOP_BYTES", "FuturePages", "Inbox", "decode_page", "inbox_of", "off_loop",
+           "on_loop", "raw_page_of", "response_of"]
 
 T = TypeVar("T")
 
@@ -131,6 +131,36 @@ async def raw_page_of(future: ResponseFuture, first: bool = False) -> RawPage:
     """The :class:`RawPage` a columnar request (``send_columnar``) brings, once it is
     there (``first`` as for :func:`response_of`)."""
     return page_of_rows(await response_of(future, first))
+
+
+class FuturePages:
+    """The pages of a :func:`~cqlcodec.driver.columns.send_columnar` future, walked as
+    :class:`cqlcodec.requests.pages.FastPages` walks those of cqlcodec's request path:
+    :meth:`page` awaits the current page, :meth:`fetch_next` requests the next one."""
+
+    def __init__(self, future: ResponseFuture) -> None:
+        self.future = future
+        self._first = True
+
+    @property
+    def coordinator(self) -> Any:
+        """The host that answered the last page."""
+        return self.future.coordinator_host
+
+    async def page(self) -> RawPage:
+        """The page requested last (its error raised here)."""
+        first, self._first = self._first, False
+        return await raw_page_of(self.future, first)
+
+    def fetch_next(self, cap: int | None) -> None:
+        """Request the next page, at most ``cap`` rows if given."""
+        message = self.future.message
+        message.fetch_size = capped(message.fetch_size, cap)
+        self.future.start_fetching_next_page()
+
+    def close(self) -> None:
+        """Stop: a page in flight is dropped when it arrives."""
+        self.future.clear_callbacks()
 
 
 _pool: ThreadPoolExecutor | None = None

@@ -8,28 +8,31 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, ResponseFuture, Session
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Session
 from cassandra.query import PreparedStatement, Statement
 
-from cqlcodec.aio.bridge import decode_page, raw_page_of, response_of
+from cqlcodec.aio.bridge import FuturePages, decode_page, response_of
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.driver.columns import (
     ColumnPages,
     check_page_options,
-    follow_page,
+    next_page_rows,
     send_columnar,
 )
+from cqlcodec.requests.pages import FastPages, send_pages
 from cqlcodec.requests.session import FastSession
 
 __all__ = ["ColumnStream", "driver_session", "execute", "execute_columns", "stream_columns"]
 
 Query = str | Statement | PreparedStatement
 Parameters = Sequence[Any] | Mapping[str, Any] | None
+PageSource = FuturePages | FastPages
 
 
 def driver_session(session: Session | FastSession) -> Session:
-    """The driver session of a :class:`~cqlcodec.aio.FastSession` (the calls that do not
-    run on cqlcodec's request path yet use it), or ``session`` itself."""
+    """The driver session of a :class:`~cqlcodec.aio.FastSession` (its control plane:
+    metadata, token map, prepared statements, which scans and loads plan with), or
+    ``session`` itself."""
     if isinstance(session, FastSession):
         found: Session = session.session
         return found
@@ -64,15 +67,16 @@ class ColumnStream:
     (what :func:`stream_columns` returns; one pass). The next page is requested when a
     page arrives, before it is decoded and handed out, so it travels while this one is
     used; at most one request is in flight. Cancelling the task that waits on it drops
-    the request's answer and ends the stream."""
+    the request's answer and ends the stream. The pages come through the driver's
+    ``ResponseFuture`` or, on a :class:`~cqlcodec.aio.FastSession`, cqlcodec's request
+    path (:class:`~cqlcodec.requests.pages.FastPages`), walked the same way."""
 
-    def __init__(self, future: ResponseFuture, limit: int | None) -> None:
-        self._future = future
+    def __init__(self, source: PageSource, limit: int | None) -> None:
+        self._source = source
         self._limit = limit
         self._delivered = 0
         self._pages = 0
         self._pending = True
-        self._first = True
 
     @property
     def pages_fetched(self) -> int:
@@ -91,9 +95,11 @@ class ColumnStream:
         if not self._pending:
             raise StopAsyncIteration
         self._pending = False  # a failure or a cancellation below ends the stream
-        page = await raw_page_of(self._future, self._first)
-        self._first = False
-        keep, self._pending = follow_page(self._future, page, self._limit, self._delivered)
+        page = await self._source.page()
+        keep, more, cap = next_page_rows(page, self._limit, self._delivered)
+        if more:  # the next page travels while this one is decoded
+            self._source.fetch_next(cap)
+        self._pending = more
         batch = await decode_page(page, keep)
         self._delivered += batch.num_rows
         self._pages += 1
@@ -102,7 +108,7 @@ class ColumnStream:
     async def aclose(self) -> None:
         """End the stream; a page in flight is dropped when it arrives."""
         self._pending = False
-        self._future.clear_callbacks()
+        self._source.close()
 
 
 def stream_columns(session: Session | FastSession, statement: Query, parameters: Parameters = None, *,
@@ -111,12 +117,16 @@ def stream_columns(session: Session | FastSession, statement: Query, parameters:
     """Send a query and return its pages as a :class:`ColumnStream` (``async for batch in
     stream_columns(...)``). Arguments as :func:`cqlcodec.driver.execute_columns`; the
     first page is requested here and awaited by the first ``__anext__``, which raises the
-    query's error."""
+    query's error. On a :class:`~cqlcodec.aio.FastSession` the pages come through
+    cqlcodec's request path."""
     check_page_options(fetch_size, limit)
-    session = driver_session(session)
+    if isinstance(session, FastSession):
+        return ColumnStream(send_pages(session, statement, parameters, fetch_size=fetch_size,
+                                       max_page_rows=limit,
+                                       execution_profile=execution_profile), limit)
     future = send_columnar(session, statement, parameters, fetch_size=fetch_size,
                            max_page_rows=limit, execution_profile=execution_profile)
-    return ColumnStream(future, limit)
+    return ColumnStream(FuturePages(future), limit)
 
 
 async def execute_columns(session: Session | FastSession, statement: Query, parameters: Parameters = None,
@@ -126,12 +136,8 @@ async def execute_columns(session: Session | FastSession, statement: Query, para
     requested while this one is decoded) and the :class:`~cqlcodec.driver.ColumnPages`
     returned holds them decoded, so iterating it, ``to_arrow()``, ``to_pandas()`` or
     ``to_polars()`` never waits for the server. For a result too large to hold, use
-    :func:`stream_columns`."""
-    if isinstance(session, FastSession) and limit is None:
-        check_page_options(fetch_size, limit)
-        pages: ColumnPages = await session.execute_columns(
-            statement, parameters, fetch_size=fetch_size, execution_profile=execution_profile)
-        return pages
+    :func:`stream_columns`. On a :class:`~cqlcodec.aio.FastSession` the pages come
+    through cqlcodec's request path (large pages decoded off the loop, as here)."""
     stream = stream_columns(session, statement, parameters, fetch_size=fetch_size,
                             limit=limit, execution_profile=execution_profile)
     batches = [await stream.__anext__()]  # a query's first page, even when it has no rows

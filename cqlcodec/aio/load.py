@@ -25,7 +25,8 @@ from cqlcodec.aio.columns import driver_session
 from cqlcodec.driver.columns import InsertResult, insert_steps
 from cqlcodec.driver.load import LoadProgress
 from cqlcodec.driver.load import load_table as sync_load_table
-from cqlcodec.driver.sender import Outcomes, Sends, start_request
+from cqlcodec.driver.sender import Outcomes, Sends, sent_by, start_request
+from cqlcodec.requests import sends as fast_sends
 from cqlcodec.requests.session import FastSession
 
 __all__ = ["insert_columns", "load_table", "send_all"]
@@ -33,11 +34,15 @@ __all__ = ["insert_columns", "load_table", "send_all"]
 R = TypeVar("R")
 
 
-async def send_all(session: Session, sends: Sends) -> Outcomes:
+async def send_all(session: Session | FastSession, sends: Sends) -> Outcomes:
     """Sends ``sends.statements`` from the running loop, at most ``sends.concurrency`` in
     flight, and returns one ``(success, result or exception)`` per statement, in order
-    (as :func:`cqlcodec.driver.sender.send_all`). Cancelled, it stops sending and drops
-    the answers of the statements in flight."""
+    (as :func:`cqlcodec.driver.sender.send_all`); on a :class:`~cqlcodec.aio.FastSession`
+    through cqlcodec's request path (:func:`cqlcodec.requests.sends.send_all`).
+    Cancelled, it stops sending and drops the answers of the statements in flight."""
+    if isinstance(session, FastSession):
+        return await fast_sends.send_all(session, sends.statements, sends.concurrency,
+                                         sends.execution_profile)
     loop = asyncio.get_running_loop()
     statements = sends.statements
     outcomes: Outcomes = [(False, None)] * len(statements)
@@ -92,7 +97,7 @@ def _advance(steps: Generator[Sends, Outcomes, R],
         return None, stop.value
 
 
-async def run_steps(session: Session, steps: Generator[Sends, Outcomes, R]) -> R:
+async def run_steps(session: Session | FastSession, steps: Generator[Sends, Outcomes, R]) -> R:
     """Drives ``steps`` to its end: each step off the loop, its sends from the loop."""
     outcomes: Outcomes | None = None
     while True:
@@ -116,11 +121,11 @@ async def insert_columns(session: Session | FastSession, prepared_statement: Pre
                          nulls: str = "unset") -> InsertResult:
     """:func:`cqlcodec.driver.insert_columns` awaited: the same arguments, result and
     errors (:class:`~cqlcodec.driver.InsertError`, :class:`cqlcodec.BindError`); rows are
-    bound off the loop and sent from it (a :class:`~cqlcodec.aio.FastSession` sends them
-    through its driver session)."""
-    session = driver_session(session)
+    bound off the loop and sent from it (on a :class:`~cqlcodec.aio.FastSession` through
+    cqlcodec's request path: an EXECUTE with the bound values per row, or a BATCH of
+    the encoded statements, ``concurrency`` in flight)."""
     return await run_steps(session, insert_steps(
-        session, prepared_statement, columns, concurrency=concurrency,
+        driver_session(session), prepared_statement, columns, concurrency=concurrency,
         batch_by_partition=batch_by_partition, batch_by_replica=batch_by_replica,
         batch_bytes=batch_bytes, chunk_rows=chunk_rows, raise_on_error=raise_on_error,
         execution_profile=execution_profile, nulls=nulls))
@@ -146,14 +151,37 @@ async def load_table(session: Session | FastSession, table: str, source: object,
     Cancelling the task stops the load: no request is sent after that (the chunk being
     written is cut short), and the cancellation is raised once the requests already in
     flight have ended, so that nothing more is written after it (the session stays
-    usable). A :class:`~cqlcodec.aio.FastSession` loads through its driver session."""
-    session = driver_session(session)
+    usable). On a :class:`~cqlcodec.aio.FastSession` the rows are written through
+    cqlcodec's request path (the load's thread hands each group of writes to the loop);
+    the rest of the load (the table's metadata, statements prepared, lookups of
+    ``writetime`` loads) uses its driver session."""
     stop = threading.Event()
-    load = asyncio.ensure_future(off_loop(lambda: sync_load_table(
-        session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
-        batch_by_replica=batch_by_replica, batch_bytes=batch_bytes, concurrency=concurrency,
-        consistency_level=consistency_level, retries=retries, retry_timeout=retry_timeout,
-        raise_on_error=raise_on_error, progress=progress, stop=stop, **options)))
+    fast = session if isinstance(session, FastSession) else None
+    session = driver_session(session)
+
+    def run() -> InsertResult:
+        return sync_load_table(
+            session, table, source, columns=columns, rename=rename, chunk_rows=chunk_rows,
+            batch_by_replica=batch_by_replica, batch_bytes=batch_bytes,
+            concurrency=concurrency, consistency_level=consistency_level, retries=retries,
+            retry_timeout=retry_timeout, raise_on_error=raise_on_error, progress=progress,
+            stop=stop, **options)
+
+    if fast is not None:
+        loop = asyncio.get_running_loop()
+        on_fast = fast
+
+        def hook(statements: Sequence[Any], concurrency: int, profile: object,
+                 stop: threading.Event | None) -> Outcomes:
+            return asyncio.run_coroutine_threadsafe(fast_sends.send_all(
+                on_fast, statements, concurrency, profile, stop), loop).result()
+
+        def run_fast() -> InsertResult:
+            with sent_by(hook):
+                return run()
+        load = asyncio.ensure_future(off_loop(run_fast))
+    else:
+        load = asyncio.ensure_future(off_loop(run))
     try:
         return await asyncio.shield(load)
     except asyncio.CancelledError:

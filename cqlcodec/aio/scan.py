@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from cassandra.cluster import Session
 
-from cqlcodec.aio.bridge import decode_page, off_loop, raw_page_of
-from cqlcodec.aio.columns import driver_session
+from cqlcodec.aio.bridge import FuturePages, decode_page, off_loop
+from cqlcodec.aio.columns import PageSource, driver_session
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.unify import arrow_table_of, pandas_frame_of
 from cqlcodec.driver.outage import host_watch
@@ -34,6 +34,7 @@ from cqlcodec.driver.scan import (
     polars_frame_of,
 )
 from cqlcodec.driver.splits import TokenSplit
+from cqlcodec.requests.pages import send_pages
 from cqlcodec.requests.session import FastSession
 
 __all__ = ["AsyncTableScan", "scan_table"]
@@ -51,8 +52,9 @@ class _SplitTasks:
     def __init__(self, session: Session, query: _SplitQuery, splits: list[TokenSplit],
                  concurrency: int, fetch_size: int, consistency_level: int | None,
                  retries: int | None, retry_timeout: float,
-                 waiting: Callable[[], None]) -> None:
+                 waiting: Callable[[], None], fast: FastSession | None) -> None:
         self.session = session
+        self.fast = fast  # the request path the pages come through (None: the driver's)
         self.query = query
         self.splits = splits
         self.count = max(1, min(concurrency, len(splits)))
@@ -85,18 +87,18 @@ class _SplitTasks:
         try:
             while True:
                 try:
-                    future = cursor.send()
-                    page = await raw_page_of(future)
+                    source = self.send(cursor)
+                    page = await source.page()
                     while True:
                         more = page.paging_state is not None
                         if more:  # the next page travels while this one is decoded and queued
-                            future.start_fetching_next_page()
+                            source.fetch_next(None)
                         batch = await decode_page(page)
-                        cursor.delivered(page, future.coordinator_host)
+                        cursor.delivered(page, source.coordinator)
                         await self.queue.put((index, batch))
                         if not more:
                             return
-                        page = await raw_page_of(future)
+                        page = await source.page()
                 except Exception as exc:  # noqa: BLE001 - timeouts, cut connections, nodes down
                     delay = cursor.failed(exc)
                     while delay > 0:  # says what it waits for about once a second
@@ -105,6 +107,13 @@ class _SplitTasks:
                         delay -= 1.0
         finally:
             cursor.done()
+
+    def send(self, cursor: SplitCursor) -> PageSource:
+        """The cursor's next request, through the driver or cqlcodec's request path."""
+        if self.fast is None:
+            return FuturePages(cursor.send())
+        bound, fetch_size, state, host = cursor.next_request()
+        return send_pages(self.fast, bound, fetch_size=fetch_size, paging_state=state, host=host)
 
     def cancel(self) -> None:
         for task in self.tasks:
@@ -134,8 +143,10 @@ class AsyncTableScan:
                  where: str | None, splits: int | Sequence[TokenSplit] | None,
                  concurrency: int | None, fetch_size: int, consistency_level: int | None,
                  retries: int | None, retry_timeout: float,
-                 progress: Callable[[ScanProgress], None] | None) -> None:
+                 progress: Callable[[ScanProgress], None] | None,
+                 fast: FastSession | None = None) -> None:
         self.splits: list[TokenSplit] = []
+        self._fast = fast
         self._plan = (session, table, columns, where, splits, concurrency)
         self._read_options = (fetch_size, consistency_level, retries, retry_timeout)
         self._progress = progress
@@ -168,7 +179,7 @@ class AsyncTableScan:
         fetch_size, consistency_level, retries, retry_timeout = self._read_options
         self._tasks = _SplitTasks(session, query, planned, count, fetch_size,
                                   consistency_level, retries, retry_timeout,
-                                  self._tally.waiting)
+                                  self._tally.waiting, self._fast)
         self._running = self._tasks.count
         return self._tasks
 
@@ -286,8 +297,10 @@ def scan_table(session: Session | FastSession, table: str, columns: Sequence[str
     errors, each split read by a task on the running loop (``concurrency`` of them at
     once) instead of a thread. The arguments are checked here (``ValueError``); the
     table, the columns and the query when the first batch is asked for
-    (:class:`~cqlcodec.driver.ScanError`). ``progress`` is called on the loop. A
-    :class:`~cqlcodec.aio.FastSession` scans through its driver session."""
+    (:class:`~cqlcodec.driver.ScanError`). ``progress`` is called on the loop. On a
+    :class:`~cqlcodec.aio.FastSession` the pages come through cqlcodec's request path
+    (the scan is planned with its driver session: table, columns, splits, replicas)."""
     timeout = check_scan_options(fetch_size, retry_timeout, retries, concurrency)
-    return AsyncTableScan(driver_session(session), table, columns, where, splits, concurrency, fetch_size,
-                          consistency_level, retries, timeout, progress)
+    fast = session if isinstance(session, FastSession) else None
+    return AsyncTableScan(driver_session(session), table, columns, where, splits, concurrency,
+                          fetch_size, consistency_level, retries, timeout, progress, fast)

@@ -342,21 +342,38 @@ class ColumnPages:
         return polars.concat(frames, how="vertical_relaxed", rechunk=False)
 
 
+def next_page_rows(page: RawPage, limit: int | None,
+                   delivered: int) -> tuple[int | None, bool, int | None]:
+    """Before ``page`` is decoded: the rows of it to keep (``None``: all) under ``limit``
+    with ``delivered`` rows given out before it, whether a next page is wanted (there is
+    one and the limit wants more), and the most rows that next page should bring
+    (``None``: no cap). Shared by every way of walking pages (driver futures and
+    cqlcodec's request path)."""
+    keep: int | None = None
+    if limit is not None:
+        keep = limit - delivered
+    more = page.paging_state is not None and (keep is None or keep > page.num_rows)
+    cap = keep - page.num_rows if more and keep is not None else None
+    return keep, more, cap
+
+
+def capped(fetch_size: int | None, cap: int | None) -> int | None:
+    """The page size ``fetch_size`` (0 or None: none) at most ``cap`` rows if given."""
+    if cap is None:
+        return fetch_size
+    return cap if not fetch_size else min(fetch_size, cap)
+
+
 def follow_page(future: ResponseFuture, page: RawPage, limit: int | None,
                 delivered: int) -> tuple[int | None, bool]:
     """Before ``page`` is decoded: the rows of it to keep (``None``: all) under ``limit``
     with ``delivered`` rows given out before it, and whether a next page was requested
     (it is when there is one and the limit wants more; it travels while this one is
     decoded, at most the rows the limit still wants)."""
-    keep: int | None = None
-    if limit is not None:
-        keep = limit - delivered
-    more = page.paging_state is not None and (keep is None or keep > page.num_rows)
+    keep, more, cap = next_page_rows(page, limit, delivered)
     if more:
         message = future.message
-        if keep is not None:
-            size = keep - page.num_rows
-            message.fetch_size = size if not message.fetch_size else min(message.fetch_size, size)
+        message.fetch_size = capped(message.fetch_size, cap)
         future.start_fetching_next_page()
     return keep, more
 
@@ -410,9 +427,7 @@ def send_columnar(session: Session, statement: str | Statement | PreparedStateme
         message.skip_meta = False  # every page describes its columns
     if fetch_size is not None:
         message.fetch_size = fetch_size
-    if max_page_rows is not None:
-        message.fetch_size = (max_page_rows if not message.fetch_size
-                              else min(message.fetch_size, max_page_rows))
+    message.fetch_size = capped(message.fetch_size, max_page_rows)
     session._on_request(future)
     future.send_request()
     return future

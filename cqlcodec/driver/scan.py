@@ -36,7 +36,7 @@ from typing import Any, Final
 import cassandra
 from cassandra.cluster import ResponseFuture, Session
 from cassandra.protocol import RequestValidationException as ServerValidationError
-from cassandra.query import PreparedStatement
+from cassandra.query import BoundStatement, PreparedStatement
 
 from cqlcodec.columnar.batch import ColumnBatch
 from cqlcodec.columnar.stream import stream_capsule_of
@@ -254,14 +254,22 @@ class SplitCursor:
         self._hosts: list[Any] | None = None
         self._attempt = 0
 
-    def send(self) -> ResponseFuture:
-        """A request for the split's rows from the last page delivered on, to the next
-        host to try (its later pages come through ``start_fetching_next_page``)."""
+    def next_request(self) -> tuple[BoundStatement, int, bytes | None, Any]:
+        """What :meth:`send` sends: the split's bound statement, the page size, the
+        paging state of the last page delivered and the next host to try (None: any
+        coordinator the load-balancing policy picks); ``cqlcodec.aio`` sends the same on
+        cqlcodec's request path."""
         if self._hosts is None:
             self._hosts = _hosts_to_try(self._session, self._query, self.split)
         host = self._hosts[self._attempt % len(self._hosts)]
-        return send_columnar(self._session, self._bound, fetch_size=self._fetch_size,
-                             paging_state=self._state, host=host)
+        return self._bound, self._fetch_size, self._state, host
+
+    def send(self) -> ResponseFuture:
+        """A request for the split's rows from the last page delivered on, to the next
+        host to try (its later pages come through ``start_fetching_next_page``)."""
+        bound, fetch_size, state, host = self.next_request()
+        return send_columnar(self._session, bound, fetch_size=fetch_size, paging_state=state,
+                             host=host)
 
     def delivered(self, page: RawPage, coordinator: Any) -> None:
         """``page`` (coordinated by ``coordinator``) was decoded and is handed out."""

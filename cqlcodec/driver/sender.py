@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -23,8 +23,8 @@ from cassandra.query import BatchStatement, Statement
 
 from cqlcodec.errors import CodecError
 
-__all__ = ["EncodedBatch", "Outcomes", "Sends", "SendsStopped", "run_steps", "send_all",
-           "start_request", "stopped_by"]
+__all__ = ["EncodedBatch", "Outcomes", "SendHook", "Sends", "SendsStopped", "run_steps",
+           "send_all", "sent_by", "start_request", "stopped_by"]
 
 _stop_flag: ContextVar[threading.Event | None] = ContextVar("cqlcodec_stop_flag", default=None)
 
@@ -44,6 +44,24 @@ def stopped_by(flag: threading.Event | None) -> Iterator[None]:
         yield
     finally:
         _stop_flag.reset(token)
+
+
+SendHook = Callable[[Sequence[Statement], int, object, "threading.Event | None"],
+                    "list[tuple[bool, object]]"]
+_send_hook: ContextVar[SendHook | None] = ContextVar("cqlcodec_send_hook", default=None)
+
+
+@contextmanager
+def sent_by(hook: SendHook) -> Iterator[None]:
+    """While inside, every :func:`send_all` of this thread hands its statements to
+    ``hook(statements, concurrency, execution_profile, stop flag)`` instead of the
+    session: how ``cqlcodec.aio.load_table`` sends a load's writes on cqlcodec's
+    request path."""
+    token = _send_hook.set(hook)
+    try:
+        yield
+    finally:
+        _send_hook.reset(token)
 
 
 class EncodedBatch(BatchStatement):
@@ -129,8 +147,12 @@ def send_all(session: Session, statements: Sequence[Statement], concurrency: int
     ``(success, result or exception)`` per statement, in order (as the driver's
     ``execute_concurrent`` with ``raise_on_first_error=False``). When the flag of
     :func:`stopped_by` is set, no further statement is sent: those in flight are
-    waited for and :class:`SendsStopped` is raised."""
+    waited for and :class:`SendsStopped` is raised. Inside :func:`sent_by` its hook
+    sends them."""
     stop = _stop_flag.get()
+    hook = _send_hook.get()
+    if hook is not None:
+        return hook(statements, concurrency, execution_profile, stop)
     outcomes: Outcomes = [(False, None)] * len(statements)
     slots = threading.Semaphore(concurrency)
     finished = threading.Condition()

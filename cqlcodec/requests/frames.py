@@ -27,6 +27,7 @@ OP_QUERY: Final = 0x07
 OP_RESULT: Final = 0x08
 OP_PREPARE: Final = 0x09
 OP_EXECUTE: Final = 0x0A
+OP_BATCH: Final = 0x0D
 OP_AUTH_CHALLENGE: Final = 0x0E
 OP_AUTH_RESPONSE: Final = 0x0F
 OP_AUTH_SUCCESS: Final = 0x10
@@ -200,6 +201,27 @@ def query_body(version: int, query: str, p: Parameters,
     w = BytesWriter()
     _long_string(w, query)
     _write_parameters(w, version, p, values)
+    return w.getvalue()
+
+
+def batch_body(version: int, batch_type: int, statements: bytes, consistency: int,
+               serial: int | None, timestamp: int | None) -> bytes:
+    """A BATCH body whose statements are already encoded (``statements``: ``[short] n``
+    then the n statements, as :func:`cqlcodec.protocol.batch.batch_statements` makes
+    them), then the consistency, flags, serial consistency and timestamp."""
+    w = BytesWriter()
+    w.append(batch_type)
+    w.write(statements)
+    write_i16_be(w, consistency)
+    flags = (_SERIAL if serial is not None else 0) | (_TIMESTAMP if timestamp is not None else 0)
+    if version >= 5:
+        write_i32_be(w, flags)
+    else:
+        w.append(flags)
+    if serial is not None:
+        write_i16_be(w, serial)
+    if timestamp is not None:
+        write_i64_be(w, timestamp)
     return w.getvalue()
 
 

@@ -29,7 +29,11 @@ class Routed:
 
 
 def query_plan(session: Any, request: Request) -> Iterator[Any]:
-    """The hosts to try for ``request``, best first (the driver's ``Host`` objects)."""
+    """The hosts to try for ``request``, best first (the driver's ``Host`` objects); only
+    ``request.host`` when it names one, as the driver's ``host=`` targeting does."""
+    if request.host is not None:
+        yield request.host
+        return
     policy = request.settings.load_balancing
     stmt = request.statement
     if stmt is None:

@@ -15,7 +15,7 @@ sent again only when its statement is marked idempotent, whatever the retry poli
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from typing import Any, Final
 
 from cassandra import OperationTimedOut
@@ -31,6 +31,7 @@ from cassandra.protocol import (
 from cassandra.query import PreparedStatement
 
 from cqlcodec.errors import CodecError
+from cqlcodec.requests.admission import Admission
 from cqlcodec.requests.connection import Connection, Frame
 from cqlcodec.requests.decode import Decoder, Page
 from cqlcodec.requests.errors import UnsupportedRequestError, error_message, error_of
@@ -64,6 +65,9 @@ class FastResult:
     """What :meth:`FastSession.execute` returns: the rows (a list, as the row factory made
     them), and of the last page fetched its paging state (None: no more pages), the
     server's warnings, the tracing id (``trace=True``) and the coordinator host."""
+
+    __slots__ = ("rows", "column_names", "paging_state", "warnings", "trace_id",
+                 "custom_payload", "coordinator", "message")
 
     def __init__(self, rows: list[Any], column_names: list[str] | None) -> None:
         self.rows = rows
@@ -120,6 +124,7 @@ class FastSession:
         self._pool = Pool(loop, session.cluster, version, max_in_flight, connect_timeout)
         self._binder = Binder()
         self._decoder = Decoder(session)
+        self._gate = Admission(loop, max_in_flight)  # calls beyond it wait holding their arguments
         self.reprepared = 0  # statements prepared again after an UNPREPARED answer
         self.speculative_executions = 0  # executions sent beyond the first (speculative)
 
@@ -131,28 +136,35 @@ class FastSession:
                       all_pages: bool = True) -> FastResult:
         """``session.execute(query, parameters, ...)`` on this path: every row of every
         page (``all_pages=False``: the first page only, and its ``paging_state`` to pass
-        again), as the execution profile's row factory makes them."""
-        req = self._request(query, parameters, timeout, execution_profile, paging_state, trace)
-        spec = self._speculation(req)
-        rows: list[Any] = []
-        names: list[str] | None = None
-        while True:
-            page, host = await (self._run(req, False) if spec is None else
-                                self._speculate(req, False, spec))
-            if page.rows:
-                rows.extend(page.rows)
-            if page.column_names is not None:
-                names = page.column_names
-            if page.paging_state is None or not all_pages or not req.fetch_size:
-                out = FastResult(rows, names)
-                out.paging_state = page.paging_state
-                out.warnings = page.warnings
-                out.trace_id = page.trace_id
-                out.custom_payload = page.custom_payload
-                out.coordinator = host
-                out.message = page.message
-                return out
-            req.paging_state = page.paging_state
+        again), as the execution profile's row factory makes them. Beyond
+        ``max_in_flight`` calls per connection, a call waits for its turn before its
+        request is built."""
+        gate = self._gate
+        if not gate.enter(len(self._pool.conns)):
+            await gate.wait()
+        try:
+            req = self._request(query, parameters, timeout, execution_profile, paging_state,
+                                trace)
+            rows: list[Any] = []
+            names: list[str] | None = None
+            while True:
+                page, host = await self._page_of(req, False)
+                if page.rows:
+                    rows.extend(page.rows)
+                if page.column_names is not None:
+                    names = page.column_names
+                if page.paging_state is None or not all_pages or not req.fetch_size:
+                    out = FastResult(rows, names)
+                    out.paging_state = page.paging_state
+                    out.warnings = page.warnings
+                    out.trace_id = page.trace_id
+                    out.custom_payload = page.custom_payload
+                    out.coordinator = host
+                    out.message = page.message
+                    return out
+                req.paging_state = page.paging_state
+        finally:
+            gate.leave()
 
     async def execute_columns(self, query: object, parameters: Any = None, *,
                               timeout: object = _NOT_SET,
@@ -162,28 +174,10 @@ class FastSession:
         """Every page of a query's rows decoded into columns: a
         :class:`~cqlcodec.driver.ColumnPages`, as :func:`cqlcodec.aio.execute_columns`
         returns (``fetch_size``: rows per page, else the statement's or the session's)."""
-        from cqlcodec.driver.columns import ColumnPages, RawPage
-        req = self._request(query, parameters, timeout, execution_profile, paging_state, False)
-        if fetch_size is not None:
-            if fetch_size < 1:
-                raise ValueError(f"fetch_size must be at least 1, not {fetch_size}")
-            req.fetch_size = fetch_size
-        req.skip_metadata = False  # the column decoder reads the columns from the page
-        batches: list[Any] = []
-        policy = req.ps.column_encryption_policy if req.ps is not None else \
-            self.session.cluster.column_encryption_policy
-        spec = self._speculation(req)
-        while True:
-            page, _host = await (self._run(req, True) if spec is None else
-                                 self._speculate(req, True, spec))
-            if not page.body:
-                raise CodecError("execute_columns needs a statement that returns rows")
-            raw = RawPage(page.body, self.version, policy)
-            batches.append(raw.decode())
-            state = raw.paging_state
-            if state is None or not req.fetch_size:
-                return ColumnPages.of_batches(batches)
-            req.paging_state = state
+        from cqlcodec.requests.pages import all_columns, send_pages
+        return await all_columns(send_pages(self, query, parameters, fetch_size=fetch_size,
+                                            paging_state=paging_state, timeout=timeout,
+                                            execution_profile=execution_profile))
 
     async def prepare(self, query: str, keyspace: str | None = None) -> PreparedStatement:
         """Prepare ``query`` (on one host of the plan; other hosts prepare it when they
@@ -209,6 +203,7 @@ class FastSession:
     async def close(self) -> None:
         """Close every connection (requests in flight fail with ``ConnectionShutdown``)."""
         self.closed = True
+        self._gate.release_all()
         self._pool.close()
         await asyncio.sleep(0)
 
@@ -271,6 +266,11 @@ class FastSession:
                              f"({msg.query_id.hex()} instead of {ps.query_id.hex()})")
         if self.version >= 5:
             set_result_metadata(ps, msg.column_metadata, msg.result_metadata_id)
+
+    def _page_of(self, req: Request, columnar: bool) -> Coroutine[Any, Any, tuple[Page, Any]]:
+        """One page of ``req``, with speculative executions when the call may have them."""
+        spec = self._speculation(req)
+        return self._run(req, columnar) if spec is None else self._speculate(req, columnar, spec)
 
     def _speculation(self, req: Request) -> Any:
         """The speculative execution plan of a call (None: one execution at a time), made

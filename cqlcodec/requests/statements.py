@@ -26,12 +26,15 @@ from cassandra.query import (
     bind_params,
 )
 
+from cqlcodec.driver.sender import EncodedBatch
 from cqlcodec.requests.errors import UnsupportedRequestError
 from cqlcodec.requests.frames import (
     FLAG_TRACING,
+    OP_BATCH,
     OP_EXECUTE,
     OP_QUERY,
     Parameters,
+    batch_body,
     execute_body,
     query_body,
 )
@@ -134,6 +137,9 @@ class Request:
         self.trace = False
         self.statement: Any = None  # the driver statement handed to policies
         self.skip_metadata = False
+        self.host: Any = None  # the one host to send it to (None: the policy's plan)
+        self.batch_type = 0  # OP_BATCH: the batch's type and its encoded statements
+        self.batch_statements = b""
 
     @property
     def flags(self) -> int:
@@ -141,7 +147,10 @@ class Request:
         return FLAG_TRACING if self.trace else 0
 
     def body(self, version: int) -> bytes:
-        """The QUERY or EXECUTE body for the current page and consistency."""
+        """The QUERY, EXECUTE or BATCH body for the current page and consistency."""
+        if self.opcode == OP_BATCH:
+            return batch_body(version, self.batch_type, self.batch_statements,
+                              self.consistency, self.serial, self.timestamp)
         p = Parameters(self.consistency, self.serial, self.fetch_size, self.paging_state,
                        self.timestamp, self.query_keyspace, False)
         ps = self.ps
@@ -174,7 +183,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
                   parameters: Any, timeout: object, paging_state: bytes | None,
                   trace: bool, unset: object) -> Request:
     """The :class:`Request` for ``session.execute(query, parameters, ...)``."""
-    if isinstance(query, BatchStatement):
+    if isinstance(query, BatchStatement) and not isinstance(query, EncodedBatch):
         raise UnsupportedRequestError(
             "cqlcodec's request path does not send a BatchStatement yet: use "
             "session.execute_async(batch) (or cqlcodec.aio.execute(session, batch))")
@@ -210,6 +219,13 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         req.query_keyspace = stmt.keyspace if version >= 5 else None
         req.statement = stmt
         req.is_read = text.lstrip()[:6].upper() == "SELECT"
+    elif isinstance(stmt, EncodedBatch):  # cqlcodec's own batches (columnar inserts)
+        req = Request(OP_BATCH, "", None, None, settings)
+        req.batch_type = int(stmt.batch_type.value)
+        req.batch_statements = stmt.encoded_statements
+        req.routing_key = _routing_of(stmt)
+        req.keyspace = stmt.keyspace or session.keyspace
+        req.statement = stmt
     else:
         raise UnsupportedRequestError(
             f"cqlcodec's request path sends str, SimpleStatement, PreparedStatement and "
