@@ -11,18 +11,22 @@ driver's ``LibevConnection`` (its own ``push``, ``handle_write`` and ``create_ti
 a plain TCP socket) changes both, and nothing else:
 
 * **the frame written by the caller.** ``push`` of a frame of at most ``out_buffer_size``
-  bytes (one of the driver's chunks), when the deque is empty and the IO thread is not
-  inside ``handle_write``, sends it with one non-blocking ``send`` while holding the
-  connection's deque lock; what the socket does not take (a short write, ``EAGAIN``, any
-  error) goes on the deque under the same lock and the loop is woken, as the driver's
-  ``push`` does: the IO thread writes it, or meets the error and fails the connection its
-  own way. ``handle_write`` marks, under the same lock, the time the IO thread spends in
-  the driver's own ``handle_write``, which pops a chunk under the lock and sends it
-  outside it: a caller never writes between that pop and that send, so the bytes of two
-  frames never interleave, and each frame's bytes leave in the order the deque lock was
-  taken, as before. Frames over TLS, larger frames, and any push while something is
-  queued or being written take the driver's path unchanged (OpenSSL does not allow one
-  connection to be written by one thread while another reads it).
+  bytes (one of the driver's chunks), when it is the connection's only request in flight,
+  the deque is empty and the IO thread is not inside ``handle_write``, sends it with one
+  non-blocking ``send`` while holding the connection's deque lock; what the socket does
+  not take (a short write, ``EAGAIN``, any error) goes on the deque under the same lock
+  and the loop is woken, as the driver's ``push`` does: the IO thread writes it, or meets
+  the error and fails the connection its own way. ``handle_write`` marks, under the same
+  lock, the time the IO thread spends in the driver's own ``handle_write``, which pops a
+  chunk under the lock and sends it outside it: a caller never writes between that pop
+  and that send, so the bytes of two frames never interleave, and each frame's bytes
+  leave in the order the deque lock was taken, as before. Frames over TLS (OpenSSL does
+  not allow one connection to be written by one thread while another reads it), larger
+  frames, and any push while other requests are in flight or something is queued or
+  being written take the driver's path unchanged (with requests in flight the IO thread
+  is awake for their answers, and a ``send`` on the caller's thread, which lets go of
+  the GIL, would make the caller wait for the IO thread to give it back: measured, more
+  context switches, not fewer).
 * **no wake-up for a timer that cannot be the next one.** The loop arms its timer for
   the earliest live timer each time it runs (``_loop_will_run``), first taking in the
   timers added since. A timer that ends no earlier than a live *marker* timer of
@@ -86,6 +90,7 @@ def _fits() -> bool:
 
 
 FITS: Final = _fits()
+"""Whether the installed driver's libev reactor is written as these methods expect."""
 
 
 def direct_write_methods(base: type[Any]) -> dict[str, Any]:
@@ -105,10 +110,12 @@ def direct_write_methods(base: type[Any]) -> dict[str, Any]:
 
 def push(self: Any, data: bytes) -> None:
     """The driver's ``push``, but a frame the socket takes whole right away is written
-    here, on the caller's thread, and the loop is not woken."""
+    here, on the caller's thread, and the loop is not woken, when it is the connection's
+    only request in flight (with others in flight the IO thread is busy with their
+    answers: the caller's ``send`` would hand it the GIL and wait to get it back)."""
     sock = self._socket
     if (type(sock) is socket.socket and len(data) <= self.out_buffer_size and not self.deque
-            and not self._cqlcodec_io_writing):
+            and not self._cqlcodec_io_writing and len(self._requests) <= 1):
         with self._deque_lock:
             if (not self.deque and not self._cqlcodec_io_writing and not self.is_closed
                     and not self.is_defunct):

@@ -51,6 +51,7 @@ class _Connection:
         self._socket = sock
         self.deque: deque[bytes] = deque()
         self._deque_lock = threading.Lock()
+        self._requests: dict[int, Any] = {}
 
     def defunct(self, exc: BaseException) -> None:
         raise AssertionError(exc)
@@ -112,6 +113,17 @@ def test_no_frame_is_written_while_the_io_thread_writes(
     conn._cqlcodec_io_writing = True
     conn.push(b"later")
     assert list(conn.deque) == [b"later"] and loop.woken == 1
+
+
+def test_with_other_requests_in_flight_the_io_thread_writes(
+        pair: tuple[_Connection, socket.socket, _Loop]) -> None:
+    conn, theirs, loop = pair
+    conn._requests = {1: None}
+    conn.push(b"mine")  # its own request: written here
+    assert not conn.deque and loop.woken == 0
+    conn._requests = {1: None, 2: None}
+    conn.push(b"queued")
+    assert list(conn.deque) == [b"queued"] and loop.woken == 1
 
 
 def test_a_cancelled_timer_lets_go_of_its_callback() -> None:
