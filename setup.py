@@ -72,6 +72,8 @@ INTERPRETED: dict[str, str] = {
     "driver.scan": "driver sessions, threads and retries; per page, not per row",
     "connection.driver_class": "builds the drivers' connection classes at run time (type() "
                                "over any reactor); per read: the reassembler it calls is compiled",
+    "connection.direct_write": "methods put into the drivers' libev connection class at run "
+                               "time (a compiled function does not bind as a method)",
     "connection.skip_metadata": "subclasses the drivers' ExecuteMessage and list (a statement's "
                                 "result columns with their id); per request, not per row",
     "driver.sender": "subclasses the drivers' BatchStatement and BatchMessage; per request, not per row",

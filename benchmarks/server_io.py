@@ -593,7 +593,7 @@ def main() -> None:
             if case.startswith("small"):
                 print(f"run {run + 1}/{args.runs} {case:40s} cpu {r['cpu_per_request']:7.1f} us/req  "
                       f"{r['requests_per_s']:7.0f} req/s  {r['switches_per_request']:5.2f} "
-                      f"switches/req", flush=True)
+                      f"switches/req ({r['voluntary_per_request']:5.2f} voluntary)", flush=True)
                 continue
             lag = (f"  loop lateness p50 {r['lateness_ms']['p50']:.1f} ms p99 {r['lateness_ms']['p99']:.1f} ms "
                    f"max {r['lateness_ms']['max']:.1f} ms" if "lateness_ms" in r else "")

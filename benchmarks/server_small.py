@@ -14,7 +14,9 @@ protocol ``--protocol`` (default 5):
 Each measurement is a fresh process (server_io.py's ``--child``): ``--warmup`` requests,
 then ``--requests`` counted ones; client CPU is getrusage (user + sys) of the process,
 context switches the voluntary and involuntary ones of every thread of the process
-(``/proc/self/task/*/status``, the per-thread form of ``/proc/self/status``). Rounds are
+(``/proc/self/task/*/status``, the per-thread form of ``/proc/self/status``), and the
+voluntary ones alone (a thread that waits: the wake-ups; the involuntary ones grow with
+the machine's load). Rounds are
 interleaved (every case once per round, the driver's next to cqlcodec's); medians of
 ``--runs`` rounds; the ratios are printed against the issue's targets.
 """
@@ -45,7 +47,8 @@ TARGETS = [
     ("p50 latency, one at a time", "read one at a time", "p50_us", 0.85),
     ("CPU/request, single-row insert, 100 in flight", "insert 100", "cpu_per_request", 0.7),
 ]
-MEASURES = ("cpu_per_request", "requests_per_s", "switches_per_request", "p50_us")
+MEASURES = ("cpu_per_request", "requests_per_s", "switches_per_request", "voluntary_per_request",
+            "p50_us")
 
 
 def prepare(session: Any) -> None:
@@ -72,18 +75,21 @@ def _row(i: int) -> tuple[Any, ...]:
     return (i, f"name-{i}", i * 0.25, stamp, [f"t{i % 7}", f"u{i % 11}"])
 
 
-def switches() -> int:
-    """Voluntary and involuntary context switches of every thread of this process so far."""
-    total = 0
+def switches() -> tuple[int, int]:
+    """Context switches of every thread of this process so far: all of them, and the
+    voluntary ones."""
+    total = voluntary = 0
     for tid in os.listdir("/proc/self/task"):
         try:
             with open(f"/proc/self/task/{tid}/status") as f:
                 for line in f:
                     if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
                         total += int(line.split()[1])
+                        if line.startswith("voluntary"):
+                            voluntary += int(line.split()[1])
         except OSError:
             continue
-    return total
+    return total, voluntary
 
 
 def _cpu() -> float:
@@ -121,11 +127,12 @@ def child(case: str, session: Any, requests: int, warmup: int) -> dict[str, Any]
     gc.collect()
     cpu0, switches0, wall0 = _cpu(), switches(), time.perf_counter()
     latencies = run(warmup, warmup + requests)
-    wall, cpu, switched = time.perf_counter() - wall0, _cpu() - cpu0, switches() - switches0
+    wall, cpu, switches1 = time.perf_counter() - wall0, _cpu() - cpu0, switches()
     out: dict[str, Any] = {"case": case, "requests": requests, "cpu": cpu, "wall": wall,
                            "cpu_per_request": cpu / requests * 1e6,
                            "requests_per_s": requests / wall,
-                           "switches_per_request": switched / requests}
+                           "switches_per_request": (switches1[0] - switches0[0]) / requests,
+                           "voluntary_per_request": (switches1[1] - switches0[1]) / requests}
     if latencies:
         out["p50_us"] = statistics.median(latencies) * 1e6
     return out
@@ -165,11 +172,12 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> d
                for case, results in runs.items() if results}
     print(f"\nsmall requests, protocol v{args.protocol}: {args.requests:,} counted after "
           f"{args.warmup:,} warm-up, medians of {args.runs} interleaved rounds")
-    print(f"{'case':40s} {'CPU us/req':>10s} {'req/s':>8s} {'switches/req':>12s} {'p50 us':>8s}")
+    print(f"{'case':40s} {'CPU us/req':>10s} {'req/s':>8s} {'switches/req':>12s} "
+          f"{'voluntary':>9s} {'p50 us':>8s}")
     for case, m in medians.items():
         p50 = f"{m['p50_us']:8.0f}" if "p50_us" in m else f"{'':8s}"
         print(f"{case:40s} {m['cpu_per_request']:10.1f} {m['requests_per_s']:8.0f} "
-              f"{m['switches_per_request']:12.2f} {p50}")
+              f"{m['switches_per_request']:12.2f} {m.get('voluntary_per_request', 0):9.2f} {p50}")
     print(f"\n{'install() / driver':48s} {'ratio':>6s} {'target':>7s}  met")
     ratios = []
     for label, kind, measure, target in TARGETS:
@@ -186,5 +194,7 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> d
         ours, theirs = medians.get(f"small {kind} install"), medians.get(f"small {kind} driver")
         if ours and theirs:
             print(f"context switches per request, {kind}: driver "
-                  f"{theirs['switches_per_request']:.2f}, install {ours['switches_per_request']:.2f}")
+                  f"{theirs['switches_per_request']:.2f}, install {ours['switches_per_request']:.2f}"
+                  f" (voluntary: {theirs.get('voluntary_per_request', 0):.2f}, "
+                  f"{ours.get('voluntary_per_request', 0):.2f})")
     return {"medians": medians, "ratios": ratios}

@@ -4,7 +4,7 @@ Every reactor of cassandra-driver and scylla-driver (libev, asyncio, asyncore, g
 eventlet, twisted; plain and TLS sockets) reads the same way: ``recv`` of
 ``in_buffer_size`` bytes until a short read, each buffer written to ``self._iobuf``,
 then ``process_io_buffer()``. The class made here keeps the reactor's own reading,
-error handling and closing, and changes four things:
+error handling and closing, and changes these things:
 
 * ``in_buffer_size`` is 64 KiB (the driver reads 4 KiB at a time);
 * ``_iobuf`` is a :class:`~cqlcodec.connection.FrameReassembler`, which keeps the
@@ -17,7 +17,10 @@ error handling and closing, and changes four things:
   (:mod:`cqlcodec.connection.skip_metadata`);
 * the frames of EXECUTE and QUERY requests (:mod:`cqlcodec.connection.request_writer`)
   and, on protocol v5, the outgoing segments (:mod:`cqlcodec.connection.segment_writer`)
-  are built by compiled code, the same bytes as the driver's.
+  are built by compiled code, the same bytes as the driver's;
+* over the driver's libev reactor, a small frame is written on the caller's thread when
+  nothing else is queued or being written, and a request's timer wakes the loop only
+  when it may be the next to end (:mod:`cqlcodec.connection.direct_write`).
 
 Protocol v5 checksumming is switched on by the driver's own ``_enable_checksumming``
 (after STARTUP), which also switches the reassembler to segments, with the driver's
@@ -39,6 +42,7 @@ from cassandra.connection import (
     _Frame,
 )
 
+from cqlcodec.connection.direct_write import direct_write_methods
 from cqlcodec.connection.large_bodies import FILL_FROM
 from cqlcodec.connection.lz4_segments import inflate_lz4, lz4_available
 from cqlcodec.connection.reassembler import Decompress, FrameReassembler
@@ -156,7 +160,8 @@ def connection_class(base: type[Any] | None = None) -> type[Any]:
             made = type(name, (_ReadPath, base), {"__module__": __name__,
                                                    "__qualname__": name,
                                                    "__doc__": f"{base.__name__} reading "
-                                                   "through cqlcodec's reassembler."})
+                                                   "through cqlcodec's reassembler.",
+                                                   **direct_write_methods(base)})
             _classes[base] = made
         return made
 
