@@ -39,6 +39,7 @@ from cassandra.cluster import Session
 
 from cqlcodec.driver.columns import InsertResult, check_nulls
 from cqlcodec.driver.copy_counters import settle_counters
+from cqlcodec.driver.copy_errors import CopyError
 from cqlcodec.driver.diff_read import DiffOptions
 from cqlcodec.driver.load import ChunkWriter
 from cqlcodec.driver.outage import Patience, check_retry_options, host_watch
@@ -46,7 +47,6 @@ from cqlcodec.driver.scan import ScanProgress, resolved_columns, scan_table, tab
 from cqlcodec.driver.sources import LoadError, arrow_module
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits, table_ref
 from cqlcodec.driver.throttle import RowRate, piece_rows
-from cqlcodec.errors import CodecError
 from cqlcodec.runtime.state_files import SplitsState, write_json
 from cqlcodec.types.names import quote_name
 
@@ -54,17 +54,6 @@ __all__ = ["STATE_FILE", "CopyError", "CopyProgress", "CopyResult", "CopyState",
 
 STATE_FILE: Final = "_copy_state.json"
 DEFAULT_RETRY_TIMEOUT: Final = 120.0
-
-
-class CopyError(CodecError):
-    """A copy could not begin (an unknown table or column, columns the target lacks, a
-    state directory of another copy) or did not finish: ``result`` is the
-    :class:`CopyResult` so far (None when nothing began); with a state directory the
-    splits copied are recorded and ``resume=True`` continues."""
-
-    def __init__(self, message: str, result: CopyResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)

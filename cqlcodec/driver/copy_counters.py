@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from cassandra.cluster import Session
 
+from cqlcodec.driver.copy_errors import CopyError
 from cqlcodec.driver.diff_counters import CounterIncrements
 from cqlcodec.driver.diff_read import DiffOptions, DiffTables
 from cqlcodec.driver.diff_values import DiffError
@@ -39,8 +40,6 @@ def settle_counters(source_session: Session, source: str, target_session: Sessio
     """Makes the counters of each ``(index, split)`` of ``target`` equal to
     ``source``'s (``options``: the columns, the source's condition, the reads'
     settings), recording each split in ``state`` and ``result`` once settled."""
-    from cqlcodec.driver.copy import CopyError
-
     try:
         tables = DiffTables(source_session, source, target_session, target, options,
                             target_where=False)
