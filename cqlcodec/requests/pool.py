@@ -45,19 +45,24 @@ class Backoff:
 
 class HostEvents:
     """A listener the driver's ``Cluster`` calls from its threads on host events; hands
-    them to the pool on its loop."""
+    them to the pool on its loop. Once that loop is closed (a ``FastSession`` never
+    closed), it takes itself off the cluster's listeners, so the pool is not kept."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, up: Callable[[Any], None],
-                 removed: Callable[[Any], None]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, cluster: Any,
+                 up: Callable[[Any], None], removed: Callable[[Any], None]) -> None:
         self.loop = loop
+        self.cluster = cluster
         self._up = up
         self._removed = removed
 
     def _hand(self, call: Callable[[Any], None], host: Any) -> None:
         try:
             self.loop.call_soon_threadsafe(call, host)
-        except RuntimeError:
-            pass  # the loop is closed: nothing to tell
+        except RuntimeError:  # the loop is closed: nothing to tell, now or later
+            try:
+                self.cluster.unregister_listener(self)
+            except KeyError:
+                pass
 
     def on_up(self, host: Any) -> None:
         """The driver sees ``host`` up (again)."""
@@ -92,7 +97,7 @@ class Pool:
         self._opening: dict[Any, asyncio.Future[Connection]] = {}
         self._backoff: dict[Any, Backoff] = {}
         self._seen: set[Any] = set()
-        self._events = HostEvents(loop, self._host_up, self._host_removed)
+        self._events = HostEvents(loop, cluster, self._host_up, self._host_removed)
         self.heartbeat_interval = float(getattr(cluster, "idle_heartbeat_interval", 30) or 0)
         self.heartbeat_timeout = float(getattr(cluster, "idle_heartbeat_timeout", 30) or 30)
         cluster.register_listener(self._events)
