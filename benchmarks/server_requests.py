@@ -65,11 +65,12 @@ def _installed(peer: str) -> bool:
     return importlib.util.find_spec(PEER_MODULES.get(peer, peer)) is not None
 
 
-def cases(protocol: int, large: bool = True) -> list[str]:
-    """Every case name: ``requests|inserts <client> <in flight>``, ``columns <what> <path>``."""
+def cases(protocol: int, large: bool = True, only: list[str] | None = None) -> list[str]:
+    """Every case name: ``requests|inserts <client> <in flight>``, ``columns <what> <path>``
+    (``only``: of these clients alone, e.g. ``["cqlcodec v4", "acsylla"]``)."""
     clients = ["driver", "driver+install", "cqlcodec v4", f"cqlcodec v{protocol}", "floor v4",
                *[p for p in PEERS if _installed(p)]]
-    clients = list(dict.fromkeys(clients))
+    clients = [c for c in dict.fromkeys(clients) if only is None or c in only]
     out = [f"{kind} {c} {n}" for kind in ("requests", "inserts") for n in ("100", "1")
            for c in clients if not (kind == "inserts" and c.startswith("floor"))]
     if large:
@@ -371,7 +372,7 @@ def _line(case: str, got: dict[str, float]) -> str:
 
 def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
               requests: int | None = None, warmup: int | None = None,
-              large: bool = True) -> dict[str, Any]:
+              large: bool = True, clients: list[str] | None = None) -> dict[str, Any]:
     """Every case ``runs`` times, rounds interleaved, fresh processes; prints and returns
     the medians and the ratios of cqlcodec's path to the others. ``requests``: counted
     requests with 100 in flight (a tenth one at a time); ``warmup``: requests before them;
@@ -381,7 +382,7 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
     prepare_kv(host, port)
     if large:
         prepare_large(host, port, protocol)
-    names = cases(protocol, large)
+    names = cases(protocol, large, clients)
     sizes = []
     if requests is not None:
         sizes += ["--requests", str(requests)]
@@ -458,6 +459,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=WARMUP)
     parser.add_argument("--no-large", action="store_true", help="leave out the columns cases")
     parser.add_argument("--out", default="bench-results")
+    parser.add_argument("--clients", default="",
+                        help="comma-separated clients to run alone (e.g. 'cqlcodec v4,acsylla')")
     parser.add_argument("--child", default="")
     args = parser.parse_args()
     if args.child:
@@ -466,7 +469,8 @@ def main() -> None:
         print(json.dumps(child(args.child, args.host, args.port, args.protocol)))
         return
     run_group(args.host, args.port, args.protocol, args.runs, args.out, args.requests,
-              args.warmup, not args.no_large)
+              args.warmup, not args.no_large,
+              [c.strip() for c in args.clients.split(",")] if args.clients else None)
 
 
 if __name__ == "__main__":

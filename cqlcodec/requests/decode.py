@@ -143,6 +143,9 @@ class Decoder:
         self._result_plan: Any = installer.result_plan
         self._plans: dict[bytes, tuple[Any, Any, int, Any, list[int]]] = {}
         self._factory_for: Any = installer.row_factory_for
+        self._few: Final = installer.PAUSE_FROM
+        # per row factory (by identity): (it, what to call, what builds a few rows or None)
+        self._factories: dict[int, tuple[Any, Any, Any]] = {}
         # per statement id: (its result metadata, the metadata flags and bytes last seen)
         self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
 
@@ -241,7 +244,18 @@ class Decoder:
         """``row_factory(names, rows)``; the driver's own factories as driver mode runs
         them (:mod:`cqlcodec.driver.row_classes`: a namedtuple class made once per column
         names, not per page)."""
-        return self._factory_for(row_factory)(names, rows)
+        made = self._factories.get(id(row_factory))
+        if made is None or made[0] is not row_factory:
+            if len(self._factories) >= _SEEN_MAX:
+                self._factories.clear()
+            run = self._factory_for(row_factory)
+            made = (row_factory, run, getattr(run, "build", None) if run is not row_factory
+                    else None)
+            self._factories[id(row_factory)] = made
+        build = made[2]
+        if build is not None and len(rows) < self._few:
+            return build(names, rows)  # a few rows: what the factory runs for them, directly
+        return made[1](names, rows)
 
     def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
                      page: Page) -> None:

@@ -149,8 +149,12 @@ class FastSession:
             names: list[str] | None = None
             while True:
                 page, host = await self._page_of(req, False)
-                if page.rows:
-                    rows.extend(page.rows)
+                got = page.rows
+                if got:
+                    if not rows and type(got) is list:
+                        rows = got  # a list made for this page alone: kept, not copied
+                    else:
+                        rows.extend(got)
                 if page.column_names is not None:
                     names = page.column_names
                 if page.paging_state is None or not all_pages or not req.fetch_size:
@@ -299,8 +303,13 @@ class FastSession:
         execution are its call's."""
         session = self.session
         version = self.version
+        left: float | None = None
         if deadline is not None and deadline < 0:
-            deadline = None if req.timeout is None else self.loop.time() + req.timeout
+            # the call's own deadline: what is left of it now is its whole timeout
+            left = req.timeout
+            deadline = None if left is None else self.loop.time() + left
+        elif deadline is not None:
+            left = deadline - self.loop.time()
         if plan is None:
             plan = query_plan(session, req)
         errors: dict[Any, BaseException] = {}
@@ -308,8 +317,12 @@ class FastSession:
         reprepares = 0
         host = next(plan, None)
         last = host
+        first = True
         while True:
-            left = None if deadline is None else deadline - self.loop.time()
+            if first:
+                first = False
+            else:
+                left = None if deadline is None else deadline - self.loop.time()
             if left is not None and left <= 0:  # also when the plan ran out meanwhile
                 raise OperationTimedOut(errors=errors, last_host=last)
             if host is None:

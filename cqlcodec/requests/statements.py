@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Final
 
-from cassandra.cluster import _ConfigMode
+from cassandra.cluster import ExecutionProfile, Session, _ConfigMode
 from cassandra.policies import NoSpeculativeExecutionPolicy
 from cassandra.query import (
     FETCH_SIZE_UNSET,
@@ -57,7 +57,7 @@ class Settings:
             self.load_balancing: Any = cluster.load_balancing_policy
             self.speculative: Any = None
             return
-        ep = session._maybe_get_execution_profile(profile)
+        ep = _profile_of(session, cluster, profile)
         if getattr(ep, "continuous_paging_options", None):
             raise UnsupportedRequestError(
                 "cqlcodec's request path does not do continuous paging (DSE): use "
@@ -73,6 +73,33 @@ class Settings:
             isinstance(speculative, NoSpeculativeExecutionPolicy) else speculative
 
 
+def _profile_of(session: Any, cluster: Any, profile: object) -> Any:
+    """``session._maybe_get_execution_profile(profile)`` without its two calls when the
+    profile is a name the cluster's profile manager knows (the same dict it reads), and
+    the session's class does not look profiles up its own way."""
+    if not isinstance(profile, ExecutionProfile) and _driver_lookup(type(session)):
+        manager = getattr(cluster, "profile_manager", None)
+        profiles = getattr(manager, "profiles", None)
+        if type(profiles) is dict:
+            ep = profiles.get(profile)
+            if ep is not None:
+                return ep
+    return session._maybe_get_execution_profile(profile)
+
+
+_DRIVER_LOOKUP: Final[dict[type, bool]] = {}
+
+
+def _driver_lookup(kind: type) -> bool:
+    """Whether sessions of ``kind`` find profiles with the driver's own methods."""
+    known = _DRIVER_LOOKUP.get(kind)
+    if known is None:
+        known = all(getattr(kind, name, None) is getattr(Session, name)
+                    for name in ("get_execution_profile", "_maybe_get_execution_profile"))
+        _DRIVER_LOOKUP[kind] = known
+    return known
+
+
 class Binder:
     """Binds a driver ``PreparedStatement``'s values with cqlcodec (the plan
     :func:`cqlcodec.driver.install` keeps on the statement), else with the driver."""
@@ -84,7 +111,12 @@ class Binder:
 
     def bind(self, ps: PreparedStatement, values: Any) -> tuple[list[object], bytes | None]:
         """The encoded values and the routing key (None: the statement has none)."""
-        plan = self._plan_of(ps)
+        plan: Any = ps.__dict__.get("_cqlcodec_bind")  # the plan kept on the statement,
+        if (plan is None or plan.column_metadata is not ps.column_metadata  # if still its
+                or plan.protocol_version != ps.protocol_version
+                or plan.routing is not ps.routing_key_indexes
+                or plan.policy is not ps.column_encryption_policy):
+            plan = self._plan_of(ps)  # else made anew (what bind_plan checks and does)
         prepared = plan.prepared
         if prepared is not None:
             try:
