@@ -548,6 +548,9 @@ def main() -> None:
                         help="--only small, requests: counted requests (100 in flight)")
     parser.add_argument("--warmup", type=int, default=2_000,
                         help="--only small, requests: warm-up requests")
+    parser.add_argument("--small-kind", action="append", default=[],
+                        help="--only small: run only the cases whose name holds this "
+                             "(e.g. 'insert'); repeatable")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--out", default="bench-results")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -573,7 +576,9 @@ def main() -> None:
              + (PEERS if args.only == "peers" else [])
              + (AIO if args.only in (None, "aio") else [])
              + (AIO_REQUEST_CASES if args.only == "aio-requests" else [])
-             + (server_small.CASES if args.only == "small" else []))
+             + ([case for case in server_small.CASES
+                  if not args.small_kind or any(kind in case for kind in args.small_kind)]
+                if args.only == "small" else []))
     if "aio acsylla execute" in cases and importlib.util.find_spec("acsylla") is None:
         print("acsylla is not installed (pip install acsylla): its case is left out")
         cases.remove("aio acsylla execute")

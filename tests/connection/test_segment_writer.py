@@ -1,6 +1,8 @@
 """The segment writer against the driver's own v5 segment encoder: the same bytes for
 frames of every size (empty, one byte, up to and over the 128 KiB payload, split into
-several segments), compressed or not, and read back by cqlcodec's reassembler."""
+several segments), compressed or not, and read back by cqlcodec's reassembler. One
+difference on purpose: with LZ4, a payload under ``SMALL_PAYLOAD`` bytes is sent
+uncompressed without trying, the driver's bytes when its compressor cannot shrink it."""
 
 from __future__ import annotations
 
@@ -11,8 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cqlcodec.connection.driver_class import segment_decompressor
 from cqlcodec.connection.reassembler import MAX_PAYLOAD, FrameReassembler
-from cqlcodec.connection.segment_writer import SegmentEncoder, encode_segments, segment_writer
+from cqlcodec.connection.segment_writer import (
+    SMALL_PAYLOAD,
+    SegmentEncoder,
+    encode_segments,
+    segment_writer,
+)
 
 connection: Any = pytest.importorskip("cassandra.connection")
 segment: Any = pytest.importorskip("cassandra.segment")
@@ -25,6 +33,10 @@ EDGES = [0, 1, 2, 100, MAX_PAYLOAD - 1, MAX_PAYLOAD, MAX_PAYLOAD + 1, 2 * MAX_PA
 
 
 def _drivers(codec: Any, frame: bytes) -> bytes:
+    if codec is LZ4 and len(frame) < SMALL_PAYLOAD:
+        # what the driver sends when its compressor does not shrink the payload
+        codec = segment.SegmentCodec(lambda data: len(data).to_bytes(4, "little") + data,
+                                     LZ4.decompressor)
     buffer = io.BytesIO()
     codec.encode(buffer, frame)
     return buffer.getvalue()
@@ -81,6 +93,20 @@ def test_reassembler_reads_it_back(size: int) -> None:
     assert reassembler.next_frame()
     assert reassembler.body == body and reassembler.opcode == 8
     assert not reassembler.next_frame()
+
+
+@pytest.mark.skipif(LZ4 is None, reason="needs the lz4 module")
+@pytest.mark.parametrize("size", [0, 100, SMALL_PAYLOAD - 10, SMALL_PAYLOAD, 3000])
+def test_small_payloads_go_uncompressed_and_read_back(size: int) -> None:
+    body = _frame(size, 5, True)  # repeated bytes: LZ4 would shrink them
+    sent = _ours(LZ4, _frame_bytes(body))
+    header = int.from_bytes(sent[:5], "little")
+    assert ((header >> 17) & MAX_PAYLOAD == 0) == (size + 9 < SMALL_PAYLOAD)
+    reassembler = FrameReassembler([5])
+    reassembler.enable_segments(segment_decompressor(LZ4))
+    reassembler.write(sent)
+    assert reassembler.next_frame()
+    assert reassembler.body == body and reassembler.opcode == 8
 
 
 def test_other_codec_classes_are_left_alone() -> None:
