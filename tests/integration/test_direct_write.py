@@ -91,9 +91,11 @@ def test_the_loop_is_not_woken_per_request(session: Session,
     for k in range(200):
         session.execute(select, (k,))
     seconds = time.monotonic() - started
-    # the driver's push wakes the loop once per request; here only a new marker timer
-    # (one a second) or a frame the socket did not take whole does
-    assert len(woken) <= 4 + 2 * seconds, (len(woken), seconds)
+    # the driver's push wakes the loop once per request (200 here); with cqlcodec only a
+    # new marker timer (one a second), a frame the socket did not take whole, or the
+    # other clusters of the test process (heartbeats, events) do: a bound far below 200
+    # that a loaded machine's slow seconds do not break
+    assert len(woken) <= min(50, 10 + 2 * seconds), (len(woken), seconds)
 
 
 def test_timers_added_without_a_wake_up_fire_on_time(session: Session,
