@@ -67,6 +67,9 @@ except Exception:  # pragma: no cover - the driver was built without its libev e
 MARKER_DELAY: Final = 1.0
 """Seconds from a marker timer's making to its end: timers ending later add no wake-up."""
 
+STOP_WITHIN: Final = 0.05
+"""A cancelled timer this close to its end (seconds) stops the loop's timer as it goes."""
+
 
 # the names the driver's code must use for these methods to fit it (cassandra-driver
 # 3.29-3.30 and scylla-driver 3.29 do): a libev reactor written otherwise keeps its own
@@ -85,6 +88,8 @@ def _fits() -> bool:
                                                  classmethod):
         return False
     if not {"_timers", "add_timer"} <= _names(LibevLoop.add_timer):
+        return False
+    if not {"_loop_timer", "service_timeouts"} <= _names(LibevLoop._update_timer):
         return False
     return all(names <= _names(getattr(LibevConnection, name)) for name, names in _SHAPES)
 
@@ -152,20 +157,46 @@ def _nothing() -> None:
     """What a cancelled timer calls, should the loop fire it as it is being cancelled."""
 
 
+def _stop_loop_timer() -> None:
+    # the loop arms its libev timer as a *repeating* one, every period the time left to
+    # its earliest timer when it last looked, and re-arms it only while some timer is
+    # left: when the last one ends the loop timer goes on firing at that last period,
+    # often a microsecond or less, and the IO thread spins (for the GIL, each time) until
+    # a new timer comes. Stopped here, on the loop's thread, as a timer ends: the loop
+    # arms it again before it next waits if any timer is left.
+    loop = libevreactor._global_loop if libevreactor is not None else None
+    loop_timer = getattr(loop, "_loop_timer", None)
+    if loop_timer is not None:
+        loop_timer.stop()
+
+
 class _Timer(Timer):
-    """The driver's timer, which lets go of its callback when cancelled: the loop keeps a
-    cancelled timer until its end (a request's timeout), and the driver's callback, a
-    bound method of the request's ``ResponseFuture``, kept the future (its message,
-    statement, event and result) alive as long, surviving into the collector's oldest
-    generation."""
+    """The driver's timer, which lets go of its callback when cancelled (the loop keeps a
+    cancelled timer until its end, a request's timeout, and the driver's callback, a
+    bound method of the request's ``ResponseFuture``, kept the future, its message,
+    statement, event and result, alive as long, surviving into the collector's oldest
+    generation), and which stops the loop's timer as it ends (:func:`_stop_loop_timer`)."""
 
     def cancel(self) -> None:
         """Cancel the timer: it never calls its callback."""
         self.canceled = True
         self.callback = _nothing
 
+    def finish(self, time_now: float) -> bool:
+        """Called by the loop with the time: whether the timer is done (cancelled, or
+        ended and its callback called)."""
+        if self.canceled:
+            if self.end - time_now < STOP_WITHIN:  # the loop may have armed for it
+                _stop_loop_timer()
+            return True
+        if time_now >= self.end:
+            _stop_loop_timer()
+            self.callback()
+            return True
+        return False
 
-class _Marker(Timer):
+
+class _Marker(_Timer):
     """A timer of cqlcodec's that the loop must wake for: later timers rely on it."""
 
     def __init__(self, loop: Any) -> None:
