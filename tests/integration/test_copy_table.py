@@ -442,3 +442,28 @@ def test_into_a_password_protected_cluster(session: Session,
     session.execute(f"UPDATE {source} USING TIMESTAMP 9000 SET v = 'newer' WHERE k = 7")
     found = cli("diff", source, target, *login, "--report", "-")
     assert found.returncode == 1 and '"differs"' in found.stdout, found.stderr
+
+
+def test_to_a_target_over_tls(session: Session, server_pem: str, tmp_path: Path) -> None:
+    """TLS on one side only: the source read in plain text, the target reached with
+    ``--to-ssl-ca`` (the test server takes TLS on its CQL port too); ``diff`` the same
+    way; a target certificate that cannot be verified (``--to-ssl`` with the system's
+    CAs) is status 4 before anything is written."""
+    source = fresh(session, "tls_src", "k int PRIMARY KEY, v text")
+    target = fresh(session, "tls_dst", "k int PRIMARY KEY, v text")
+    for k in range(30):
+        session.execute(f"INSERT INTO {source} (k, v) VALUES ({k}, 'tls {k}') "
+                        f"USING TIMESTAMP {7000 + k}")
+    ca = tmp_path / "server.pem"
+    ca.write_text(server_pem)
+    host, port = _host_port()
+    to = ["--to-host", host, "--to-port", str(port)]
+    refused = cli("copy", source, target, *to, "--to-ssl")
+    assert refused.returncode == 4 and "certificate" in refused.stderr.lower(), refused.stderr
+    assert rows(session, target) == []
+    done = cli("copy", source, target, *to, "--to-ssl-ca", str(ca), "--splits", "2")
+    assert done.returncode == 0 and "copied 30 rows" in done.stderr, done.stderr
+    got = sorted(tuple(r) for r in session.execute(f"SELECT k, v, writetime(v) FROM {target}"))
+    assert got == [(k, f"tls {k}", 7000 + k) for k in range(30)]
+    proved = cli("diff", source, target, *to, "--to-ssl-ca", str(ca), "--writetime")
+    assert proved.returncode == 0, proved.stderr
