@@ -3,8 +3,9 @@
 ``Cluster(compression=True)`` (the driver's default) takes the first codec both ends
 support, LZ4 before Snappy; ``compression="lz4"`` asks for LZ4 and fails, as the
 driver fails, when the server does not offer it; ``False`` sends frames as they are.
-Protocol v4 compresses each frame's body (flag ``0x01``; LZ4: the uncompressed length
-as a big-endian int, then a raw LZ4 block); protocol v5 compresses whole segments
+Protocol v4 compresses each frame's body of ``SMALL_PAYLOAD`` bytes or more (flag ``0x01``;
+LZ4: the uncompressed length as a big-endian int, then a raw LZ4 block; a smaller body
+goes as it is, without the flag, which the server reads frame by frame); protocol v5 compresses whole segments
 (:func:`~cqlcodec.connection.segment_writer.write_segment` with a compressor, read by
 the :class:`~cqlcodec.connection.FrameReassembler` with a decompressor) and only with
 LZ4 (the driver drops Snappy on v5, so does this). LZ4 blocks are made and inflated by

@@ -20,6 +20,7 @@ from cassandra import OperationTimedOut
 from cassandra.connection import ConnectionShutdown
 
 from cqlcodec.connection.reassembler import FrameReassembler
+from cqlcodec.connection.segment_writer import SMALL_PAYLOAD
 from cqlcodec.errors import FramingError
 from cqlcodec.requests.compression import COMPRESSED, Compression, Transform
 from cqlcodec.requests.deadlines import Deadlines
@@ -163,8 +164,8 @@ class Connection:
         if timeout is not None:
             self.deadlines.add(timeout, sid, fut, self.streams.in_use)
         deflate = self.deflate
-        if deflate is not None and body:
-            body = deflate(body)
+        if deflate is not None and len(body) >= SMALL_PAYLOAD:
+            body = deflate(body)  # a smaller body goes as it is, its frame without the flag
             flags |= COMPRESSED
         self._out.append(envelope(self.version, flags, sid, opcode, body))
         if not self._flushing:
