@@ -17,7 +17,9 @@ a multi-cell value whose elements do not all share one
 (write time, TTL) is written element run by element run (``SET c = c + ?``, or
 ``SET c.field = ?`` for a UDT), the runs of a row one after the other, so list
 elements keep their order. A TTL column holding null (no TTL) writes TTL 0 (none).
-The TTL written is the one the unload read: what was left then. A non-frozen list
+The TTL written is the one the unload read: what was left then. Rows whose cells are all
+set and share one (write time, TTL), most rows of most tables, are found column by
+column in Arrow arrays and grouped at once; only the others are taken row by row. A non-frozen list
 that may be there already is written as :mod:`cqlcodec.driver.list_repeats` plans, so
 that writing it again never doubles it.
 """
@@ -220,22 +222,28 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
     ck = [c.name for c in metadata.clustering_key]
     keyset = set(pk) | set(ck)
     data = {n: batch[n] for n in names}
-    values = {n: python_values(data[n]) for n in names}
+    cells_of = [n for n in names if n not in keyset]
+    phases: list[dict[_Shape, _Pending]] = [{}]
+    slow = _add_one_time_rows(phases[0], batch, rows, timed, cells_of, ck,
+                              tuple(k for k in names if k in keyset)) \
+        if not lists else list(range(rows))
+
+    def rows_of(column: Any) -> list[Any]:  # the values of the rows taken one by one
+        return python_values(column if len(slow) == rows else take_rows(pa, column, slow))
+    values = {n: rows_of(data[n]) for n in names}
     nulls = {n: [v is None for v in values[n]] for n in names if n not in keyset}
     delete_nulls = nulls_mode == "delete"
-    times = {c: python_values(batch[s]) for c, s in timed.writetime.items()}
-    ttls = {c: python_values(batch[s]) for c, s in timed.ttl.items()}
+    times = {c: rows_of(batch[s]) for c, s in timed.writetime.items()}
+    ttls = {c: rows_of(batch[s]) for c, s in timed.ttl.items()}
     ck_null = [any(v is None for v in key) for key in zip(*(values[c] for c in ck))] \
         if ck else []
-    phases: list[dict[_Shape, _Pending]] = [{}]
-    cells_of = [n for n in names if n not in keyset]
-    for i in range(rows):
-        keys = tuple(pk) if ck and ck_null[i] else tuple(k for k in names if k in keyset)
+    for j, i in enumerate(slow):  # j: the row among those taken one by one, i: in the chunk
+        keys = tuple(pk) if ck and ck_null[j] else tuple(k for k in names if k in keyset)
         groups: dict[tuple[Any, Any], list[str]] = {}
         element_phase = 1
         skipped = False
         for c in cells_of:
-            if nulls[c][i]:
+            if nulls[c][j]:
                 if delete_nulls:
                     groups.setdefault((None, None), []).append(c)
                 continue
@@ -243,8 +251,8 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
             if plan is not None and plan.skip:
                 skipped = True
                 continue
-            t = times[c][i] if c in times else None
-            ttl = ttls[c][i] if c in ttls else None
+            t = times[c][j] if c in times else None
+            ttl = ttls[c][j] if c in ttls else None
             if plan is not None and plan.times is not None:
                 t = list(plan.times) if isinstance(t, list) or isinstance(ttl, list) \
                     else plan.times[0]
@@ -260,7 +268,7 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                         element_phase = _add_deletion(phases, element_phase, c, i, keys,
                                                       plan.delete_at)
                     kind = str(metadata.columns[c].cql_type)[:4]
-                    element_phase = _add_elements(phases, element_phase, values[c][i], kind,
+                    element_phase = _add_elements(phases, element_phase, values[c][j], kind,
                                                   c, i, keys, runs, c in times, c in ttls)
                     continue
             groups.setdefault((t, ttl), []).append(c)
@@ -305,6 +313,60 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
                 failed.setdefault(pending.rows[f.row], f.error)
     result.failures.extend(InsertFailure(row, error) for row, error in sorted(failed.items()))
     return result
+
+
+_NO_TIME: Final = -(2 ** 63)  # a null write time, among the others (never a real one)
+_NO_TTL: Final = -1  # a null TTL (no TTL), among the others (never a real one)
+
+
+def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, Any], rows: int,
+                       timed: TimedColumns, cells: list[str], clustering: list[str],
+                       keys: tuple[str, ...]) -> list[int]:
+    """Adds to ``pending_of`` at once, column by column, the rows whose cells are all set
+    and share one write time and one TTL (a row the unload read as one write): each is
+    one ``INSERT`` of every cell, as row by row it would be. Returns the other rows, to
+    be taken one by one (all of them when the columns are not Arrow arrays of scalar
+    write times and TTLs)."""
+    import numpy as np
+
+    everything = list(range(rows))
+    sources = [batch[c] for c in [*cells, *clustering]]
+    time_sources = [timed.writetime.get(c) for c in cells]
+    ttl_sources = [timed.ttl.get(c) for c in cells]
+    if not cells or not rows or time_sources[0] is None:
+        return everything
+    times = [batch[s] if s is not None else None for s in time_sources]
+    ttls = [batch[s] if s is not None else None for s in ttl_sources]
+    for column in [*sources, *times, *ttls]:
+        if column is not None and (isinstance(column, list) or not hasattr(column, "fill_null")):
+            return everything
+    for column in [*times, *ttls]:
+        if column is not None and str(column.type) not in ("int64", "int32"):
+            return everything  # per element times (lists), or not what an unload writes
+    one = np.ones(rows, dtype=bool)
+    for column in sources:
+        if column.null_count:
+            one &= np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+    def filled(column: Any, empty: int, dtype: Any) -> Any:
+        if column is None:
+            return np.full(rows, empty, dtype=dtype)
+        return np.asarray(column.fill_null(empty).to_numpy(zero_copy_only=False), dtype=dtype)
+    first_time = filled(times[0], _NO_TIME, np.int64)
+    one &= first_time != _NO_TIME
+    for column in times[1:]:
+        one &= filled(column, _NO_TIME, np.int64) == first_time
+    first_ttl = filled(ttls[0], _NO_TTL, np.int64)
+    for column in ttls[1:]:
+        one &= filled(column, _NO_TTL, np.int64) == first_ttl
+    taken = np.flatnonzero(one)
+    if len(taken):
+        shape = _Shape(keys, tuple(cells), (), False, True, bool(timed.ttl))
+        pending = pending_of.setdefault(shape, _Pending())
+        pending.rows.extend(taken.tolist())
+        pending.timestamps.extend(first_time[taken].tolist())
+        pending.ttls.extend(np.where(first_ttl[taken] == _NO_TTL, 0, first_ttl[taken]).tolist())
+    return [int(i) for i in np.flatnonzero(~one)]
 
 
 def _add_deletion(phases: list[dict[_Shape, _Pending]], phase: int, name: str, row: int,

@@ -604,3 +604,47 @@ def test_bad_rows_with_write_times(session: Session, tmp_path: Path) -> None:
     assert rows[0]["_source"] == f"{source}:3"
     got = sorted(tuple(r) for r in session.execute(f"SELECT k, writetime(v) FROM {table}"))
     assert got == [(k, 1000 + k) for k in (0, 1, 3, 4)]
+
+
+def test_rows_of_one_write_go_at_once_as_row_by_row(session: Session) -> None:
+    """``write_timed_chunk`` takes the rows whose cells are all set and share one write
+    time and TTL column by column, the others one by one: the same chunk as Arrow arrays
+    (both ways) and as Python lists (one by one only) writes the same cells, write times
+    and TTLs. Rows: one write with and without a TTL, a null cell, cells of different
+    times or TTLs, a null clustering key (the static cell alone)."""
+    from cqlcodec.driver.cell_times import TimedColumns, _add_one_time_rows, write_timed_chunk
+
+    columns = "k int, c int, s int static, a int, b text, PRIMARY KEY (k, c)"
+    cells = ["s", "a", "b"]
+    rows: list[tuple[Any, ...]] = []  # k, c, s, a, b, then the write times, then the TTLs
+    for k in range(40):
+        t, ttl = 10_000 + k, (None if k % 2 else 50_000 + k)
+        rows.append((k, k % 3, k, k * 2, f"b{k}", t, t, t, ttl, ttl, ttl))
+    rows.append((40, 0, 1, None, "null a", 900, None, 900, None, None, None))
+    rows.append((41, 0, 1, 2, "two times", 900, 901, 900, None, None, None))
+    rows.append((42, 0, 1, 2, "two ttls", 900, 900, 900, 40_000, None, 40_000))
+    rows.append((43, None, 7, None, None, 950, None, None, 30_000, None, None))
+    names = ["k", "c", *cells, *(f"writetime({c})" for c in cells), *(f"ttl({c})" for c in cells)]
+    types = [pa.int32()] * 4 + [pa.string()] + [pa.int64()] * 3 + [pa.int32()] * 3
+    lists = {n: [r[i] for r in rows] for i, n in enumerate(names)}
+    arrays = {n: pa.array(lists[n], type=types[i]) for i, n in enumerate(names)}
+    assert str(arrays["b"].type) == "string" and str(arrays["ttl(b)"].type) == "int32"
+    timed = TimedColumns({c: f"writetime({c})" for c in cells}, {c: f"ttl({c})" for c in cells})
+    one_by_one = _add_one_time_rows({}, arrays, len(rows), timed, cells, ["c"], ("k", "c"))
+    assert one_by_one == [40, 41, 42, 43]  # the others went at once
+    written = {}
+    for how, batch in (("arrow", arrays), ("lists", lists)):
+        table = fresh(session, f"at_once_{how}", columns)
+        meta = session.cluster.metadata.keyspaces[KS].tables[f"at_once_{how}"]
+        done = write_timed_chunk(session, pa, table, meta, batch, len(rows), timed, {}, None,
+                                 batch_by_replica=False, batch_bytes=40_000, concurrency=8)
+        assert not done.failures, done.failures[:3]
+        written[how] = sorted((*r[:8], r[8] is not None, r[9] is not None) for r in session.execute(
+            f"SELECT k, c, s, a, b, writetime(s), writetime(a), writetime(b), ttl(a), ttl(b) "
+            f"FROM {table}"))
+    assert written["arrow"] == written["lists"]
+    assert len(written["arrow"]) == 44  # k 43: its partition's static cell alone
+    by_key = {r[0]: r for r in written["arrow"]}
+    assert by_key[0][5:] == (10_000, 10_000, 10_000, True, True)
+    assert by_key[1][5:] == (10_001, 10_001, 10_001, False, False)
+    assert by_key[41][5:8] == (900, 901, 900) and by_key[42][8:] == (False, True)
