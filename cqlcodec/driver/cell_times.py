@@ -338,7 +338,7 @@ def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, A
     times = [batch[s] if s is not None else None for s in time_sources]
     ttls = [batch[s] if s is not None else None for s in ttl_sources]
     for column in [*sources, *times, *ttls]:
-        if column is not None and (isinstance(column, list) or not hasattr(column, "fill_null")):
+        if column is not None and (isinstance(column, list) or not hasattr(column, "null_count")):
             return everything
     for column in [*times, *ttls]:
         if column is not None and str(column.type) not in ("int64", "int32"):
@@ -346,12 +346,12 @@ def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, A
     one = np.ones(rows, dtype=bool)
     for column in sources:
         if column.null_count:
-            one &= np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            one &= _valid(column)
 
     def filled(column: Any, empty: int, dtype: Any) -> Any:
         if column is None:
             return np.full(rows, empty, dtype=dtype)
-        return np.asarray(column.fill_null(empty).to_numpy(zero_copy_only=False), dtype=dtype)
+        return _ints(column, empty)
     first_time = filled(times[0], _NO_TIME, np.int64)
     one &= first_time != _NO_TIME
     for column in times[1:]:
@@ -367,6 +367,47 @@ def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, A
         pending.timestamps.extend(first_time[taken].tolist())
         pending.ttls.extend(np.where(first_ttl[taken] == _NO_TTL, 0, first_ttl[taken]).tolist())
     return [int(i) for i in np.flatnonzero(~one)]
+
+
+def _chunks(column: Any) -> list[Any]:
+    return list(column.chunks) if hasattr(column, "chunks") else [column]
+
+
+def _valid(column: Any) -> Any:
+    """Which values of an Arrow array (or chunked array) are set, as a numpy bool array,
+    read from its validity bitmaps (pyarrow.compute takes a second to import)."""
+    import numpy as np
+
+    parts = []
+    for chunk in _chunks(column):
+        n = len(chunk)
+        bitmap = chunk.buffers()[0]
+        if not chunk.null_count:
+            parts.append(np.ones(n, dtype=bool))
+        elif bitmap is None:  # the null type: nothing set
+            parts.append(np.zeros(n, dtype=bool))
+        else:
+            bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+            parts.append(bits[chunk.offset:chunk.offset + n].astype(bool))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+
+def _ints(column: Any, empty: int) -> Any:
+    """An int32 or int64 Arrow array (or chunked array) as numpy int64, ``empty`` where
+    null, read from its buffers."""
+    import numpy as np
+
+    parts = []
+    for chunk in _chunks(column):
+        n = len(chunk)
+        dtype = np.int64 if str(chunk.type) == "int64" else np.int32
+        data = chunk.buffers()[1]
+        values = np.zeros(n, dtype=np.int64) if data is None else np.frombuffer(
+            data, dtype=dtype, count=chunk.offset + n)[chunk.offset:].astype(np.int64)
+        if chunk.null_count:
+            values = np.where(_valid(chunk), values, empty)
+        parts.append(values)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _add_deletion(phases: list[dict[_Shape, _Pending]], phase: int, name: str, row: int,
