@@ -223,9 +223,9 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
     keyset = set(pk) | set(ck)
     data = {n: batch[n] for n in names}
     cells_of = [n for n in names if n not in keyset]
+    row_keys = tuple(k for k in names if k in keyset)
     phases: list[dict[_Shape, _Pending]] = [{}]
-    slow = _add_one_time_rows(phases[0], batch, rows, timed, cells_of, ck,
-                              tuple(k for k in names if k in keyset)) \
+    slow = _add_one_time_rows(phases[0], batch, rows, timed, cells_of, ck, row_keys) \
         if not lists else list(range(rows))
 
     def rows_of(column: Any) -> list[Any]:  # the values of the rows taken one by one
@@ -238,7 +238,7 @@ def write_timed_chunk(session: Session, pa: Any, table: str, metadata: Any,
     ck_null = [any(v is None for v in key) for key in zip(*(values[c] for c in ck))] \
         if ck else []
     for j, i in enumerate(slow):  # j: the row among those taken one by one, i: in the chunk
-        keys = tuple(pk) if ck and ck_null[j] else tuple(k for k in names if k in keyset)
+        keys = tuple(pk) if ck and ck_null[j] else row_keys
         groups: dict[tuple[Any, Any], list[str]] = {}
         element_phase = 1
         skipped = False
@@ -329,36 +329,33 @@ def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, A
     write times and TTLs)."""
     import numpy as np
 
-    everything = list(range(rows))
     sources = [batch[c] for c in [*cells, *clustering]]
     time_sources = [timed.writetime.get(c) for c in cells]
     ttl_sources = [timed.ttl.get(c) for c in cells]
     if not cells or not rows or time_sources[0] is None:
-        return everything
+        return list(range(rows))
     times = [batch[s] if s is not None else None for s in time_sources]
     ttls = [batch[s] if s is not None else None for s in ttl_sources]
     for column in [*sources, *times, *ttls]:
         if column is not None and (isinstance(column, list) or not hasattr(column, "null_count")):
-            return everything
+            return list(range(rows))
     for column in [*times, *ttls]:
         if column is not None and str(column.type) not in ("int64", "int32"):
-            return everything  # per element times (lists), or not what an unload writes
+            return list(range(rows))  # per element times (lists), or not what an unload writes
     one = np.ones(rows, dtype=bool)
     for column in sources:
         if column.null_count:
             one &= _valid(column)
 
-    def filled(column: Any, empty: int, dtype: Any) -> Any:
-        if column is None:
-            return np.full(rows, empty, dtype=dtype)
-        return _ints(column, empty)
-    first_time = filled(times[0], _NO_TIME, np.int64)
+    def filled(column: Any, empty: int) -> Any:
+        return np.full(rows, empty, dtype=np.int64) if column is None else _ints(column, empty)
+    first_time = filled(times[0], _NO_TIME)
     one &= first_time != _NO_TIME
     for column in times[1:]:
-        one &= filled(column, _NO_TIME, np.int64) == first_time
-    first_ttl = filled(ttls[0], _NO_TTL, np.int64)
+        one &= filled(column, _NO_TIME) == first_time
+    first_ttl = filled(ttls[0], _NO_TTL)
     for column in ttls[1:]:
-        one &= filled(column, _NO_TTL, np.int64) == first_ttl
+        one &= filled(column, _NO_TTL) == first_ttl
     taken = np.flatnonzero(one)
     if len(taken):
         shape = _Shape(keys, tuple(cells), (), False, True, bool(timed.ttl))
