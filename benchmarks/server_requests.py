@@ -16,7 +16,8 @@ requests, then ``--requests`` counted ones (a tenth of them one at a time). Case
 * ``cqlcodec vN``: ``FastSession.execute`` from 100 worker coroutines (one: 1 worker);
 * ``floor v4``: the least an asyncio client with this codec can cost: the request path's
   own connection with a statement bound by ``cqlcodec.Prepared`` and the answers decoded
-  by ``decode_result`` into tuples, no routing, retries or row factory;
+  by ``decode_result`` into tuples (reads and inserts), no routing, retries, timeouts,
+  client timestamps or row factory;
 * ``acsylla``, ``scyllapy``, ``rsylla``, ``scylladb-rs`` (ScyllaDB's Rust-based Python
   driver, package ``scylladb-rs-driver``, module ``scylla``): 100 worker coroutines (one:
   1), when installed;
@@ -72,7 +73,7 @@ def cases(protocol: int, large: bool = True, only: list[str] | None = None) -> l
                *[p for p in PEERS if _installed(p)]]
     clients = [c for c in dict.fromkeys(clients) if only is None or c in only]
     out = [f"{kind} {c} {n}" for kind in ("requests", "inserts") for n in ("100", "1")
-           for c in clients if not (kind == "inserts" and c.startswith("floor"))]
+           for c in clients]
     if large:
         out += [f"columns {what} {path}" for what in LARGE_QUERIES for path in ("driver", "cqlcodec")]
     return out
@@ -223,7 +224,7 @@ def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, float
                            inflight)
             loop.run_until_complete(fast.close())
             return out
-        return _floor(loop, session, ps, inflight, workers)
+        return _floor(loop, session, ps, inflight, workers, values)
     finally:
         cluster.shutdown()
 
@@ -260,7 +261,7 @@ def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[
 
 
 def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str,
-           workers: int) -> dict[str, float]:
+           workers: int, values: Callable[[int], tuple[Any, ...]]) -> dict[str, float]:
     import cqlcodec
     from cqlcodec.driver.columns import prepared_of
     from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT, Parameters, execute_body
@@ -278,7 +279,7 @@ def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str
         if not conn.has_room():
             await conn.wait_slot()
         frame = await conn.request(OP_EXECUTE, execute_body(4, ps.query_id, None, params,
-                                                            ours.bind((k,)).values))
+                                                            ours.bind(values(k)).values))
         assert frame.opcode == OP_RESULT
         decode(frame.body, 4)
     out = _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)), inflight)

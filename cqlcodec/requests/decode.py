@@ -16,7 +16,10 @@ import uuid
 from typing import Any, Final
 
 from cassandra import DriverException
+from cassandra.protocol import ResultMessage, _ProtocolHandler
+from cassandra.query import named_tuple_factory
 
+from cqlcodec.driver.row_classes import row_class
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import (
     HAS_MORE_PAGES,
@@ -33,8 +36,13 @@ from cqlcodec.runtime.buffers import read_i32_be
 from cqlcodec.runtime.wire import read_short, read_string
 
 ROWS: Final = 2
+VOID: Final = 1
+_PREFIX_FLAGS: Final = FLAG_WARNING | FLAG_TRACING | FLAG_CUSTOM_PAYLOAD
+_RECV_BODY: Final[object] = getattr(ResultMessage.recv_body, "__func__", None)
+_DECODE_MESSAGE: Final[object] = getattr(_ProtocolHandler.decode_message, "__func__", None)
 _SEEN_MAX: Final = 1024
 _PAUSE_FROM: Final = 64  # rows: larger pages are decoded with the cyclic collector held off
+_TUPLE_NEW: Final[Any] = tuple.__new__
 _log: Final = logging.getLogger("cassandra.protocol")  # where the driver logs server warnings
 
 
@@ -133,6 +141,22 @@ def malformed(frame: Frame, exc: Exception) -> DecodeError:
                        f"{type(exc).__name__}: {exc}", "RESULT")
 
 
+class _RowsPlan:
+    """How one statement's rows are read: cqlcodec's result plan for its metadata, the
+    columns whose values are converted, its column names and (made when first needed)
+    the driver's namedtuple class for them."""
+
+    def __init__(self, metadata: Any, policy: Any, version: int, plan: Any) -> None:
+        self.metadata = metadata
+        self.policy = policy
+        self.version = version
+        self.plan = plan
+        convs = list(plan.converters)
+        self.converted = [i for i in range(len(convs)) if convs[i] is not None]
+        self.names: tuple[str, ...] = tuple(c[2] for c in metadata)
+        self.row_class: type[Any] | None = None
+
+
 class Decoder:
     """Turns RESULT frames into :class:`Page` s for one session."""
 
@@ -141,13 +165,14 @@ class Decoder:
         self.session = session
         self.options: Any = installer.options_for(session)
         self._result_plan: Any = installer.result_plan
-        self._plans: dict[bytes, tuple[Any, Any, int, Any, list[int]]] = {}
+        self._plans: dict[bytes, _RowsPlan] = {}
         self._factory_for: Any = installer.row_factory_for
         self._few: Final = installer.PAUSE_FROM
         # per row factory (by identity): (it, what to call, what builds a few rows or None)
         self._factories: dict[int, tuple[Any, Any, Any]] = {}
         # per statement id: (its result metadata, the metadata flags and bytes last seen)
         self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
+        self._void_for: tuple[Any, Any] = (None, None)  # (protocol handler, its VOID class)
 
     def page(self, frame: Frame, version: int, ps: Any, row_factory: Any,
              columnar: bool) -> Page:
@@ -157,6 +182,17 @@ class Decoder:
         pos = read_prefix(frame, page)
         body = frame.body
         end = len(body)
+        if end - pos == 4 and read_i32_be(body, pos) == VOID and frame.opcode == OP_RESULT \
+                and not frame.flags & ~_PREFIX_FLAGS:
+            void = self._void_class()
+            if void is not None:
+                msg = void(VOID)  # what the driver's decoder makes of it, without the decoder
+                msg.stream_id = frame.stream
+                msg.trace_id = None
+                msg.custom_payload = None
+                msg.warnings = None
+                page.message = msg
+                return page
         if end - pos >= 4 and read_i32_be(body, pos) == ROWS:
             if columnar:
                 page.body = body[pos:] if pos else body
@@ -194,31 +230,42 @@ class Decoder:
                 if len(self._metadata_seen) >= _SEEN_MAX:
                     self._metadata_seen.clear()
                 self._metadata_seen[ps.query_id] = (metadata, meta.flags, body[start:rows_at])
-        rows = self._decode_rows(body, rows_at, metadata, version, ps)
+        found = self._plan_of(ps, metadata, version)
+        rows = self._decode_rows(body, rows_at, found)
         if rows is None:
             return False
-        names = [c[2] for c in metadata]
+        names = list(found.names)
         page.column_names = names
         page.paging_state = paging_state
+        if row_factory is named_tuple_factory and len(rows) < self._few:
+            made = found.row_class
+            if made is None:
+                made = found.row_class = row_class(names)
+            if made is not None:  # what the driver's factory makes, its class found once
+                new = _TUPLE_NEW
+                page.rows = [new(made, row) for row in rows]
+                return True
         page.rows = self._made_rows(row_factory, names, rows)
         return True
 
-    def _decode_rows(self, body: bytes, rows_at: int, metadata: Any, version: int,
-                     ps: Any) -> list[Any] | None:
-        """The rows at ``rows_at`` as tuples of the values the session returns; None when
-        the driver's own code reads such rows."""
+    def _plan_of(self, ps: Any, metadata: Any, version: int) -> _RowsPlan:
+        """How the rows of ``ps`` are read (kept per statement id while its metadata,
+        column encryption policy and protocol version stay)."""
         policy = ps.column_encryption_policy
         found = self._plans.get(ps.query_id)
-        if found is None or found[0] is not metadata or found[1] is not policy \
-                or found[2] != version:
+        if found is None or found.metadata is not metadata or found.policy is not policy \
+                or found.version != version:
             if len(self._plans) >= _SEEN_MAX:
                 self._plans.clear()
-            plan = self._result_plan(metadata, version, policy, self.options)
-            convs = list(plan.converters)
-            found = (metadata, policy, version, plan,
-                     [i for i in range(len(convs)) if convs[i] is not None])
+            found = _RowsPlan(metadata, policy, version,
+                              self._result_plan(metadata, version, policy, self.options))
             self._plans[ps.query_id] = found
-        plan = found[3]
+        return found
+
+    def _decode_rows(self, body: bytes, rows_at: int, found: _RowsPlan) -> list[Any] | None:
+        """The rows at ``rows_at`` as tuples of the values the session returns; None when
+        the driver's own code reads such rows."""
+        plan = found.plan
         desc = plan.desc
         if desc is None:
             return None
@@ -230,9 +277,9 @@ class Decoder:
             collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
         try:
             rows: list[Any] = decode_rows_with(body, rows_at, desc).rows
-            converted = found[4]
+            converted = found.converted
             if converted and rows:
-                rows = _converted(rows, plan.converters, converted, metadata)
+                rows = _converted(rows, plan.converters, converted, found.metadata)
         except CodecError:
             return None  # refused by cqlcodec: the driver reads the message
         finally:
@@ -256,6 +303,22 @@ class Decoder:
         if build is not None and len(rows) < self._few:
             return build(names, rows)  # a few rows: what the factory runs for them, directly
         return made[1](names, rows)
+
+    def _void_class(self) -> Any:
+        """The class the session's protocol handler makes a VOID result of, when its
+        decoder is the driver's and that class reads VOID as the driver's does (None:
+        the handler decodes it)."""
+        handler: Any = self.session.client_protocol_handler
+        known = self._void_for
+        if known[0] is handler:
+            return known[1]
+        cls: Any = getattr(handler, "message_types_by_opcode", {}).get(OP_RESULT)
+        same = isinstance(cls, type) and issubclass(cls, ResultMessage) \
+            and getattr(handler.decode_message, "__func__", None) is _DECODE_MESSAGE \
+            and getattr(cls.recv_body, "__func__", None) is _RECV_BODY \
+            and cls.recv is ResultMessage.recv and cls.__init__ is ResultMessage.__init__
+        self._void_for = (handler, cls if same else None)
+        return cls if same else None
 
     def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
                      page: Page) -> None:

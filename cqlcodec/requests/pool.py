@@ -90,6 +90,9 @@ class Pool:
         self.max_in_flight: Final = max_in_flight
         self.connect_timeout: Final = connect_timeout
         self.conns: dict[Any, Connection] = {}
+        # the same connections by id() of the Host they were opened to (kept alive by
+        # conn.host): found without hashing the driver's Host (its endpoint) per request
+        self.by_host_id: dict[int, Connection] = {}
         self.closed = False
         self.opened = 0  # connections opened
         self.reconnects = 0  # of which to a host that had one before
@@ -163,12 +166,15 @@ class Pool:
         conn.on_close = self._forget
         if not conn.closed:
             self.conns[host] = conn
+            self.by_host_id[id(conn.host)] = conn
             if self.heartbeat_interval > 0:
                 Heartbeat(conn, self.heartbeat_interval, self.heartbeat_timeout)
 
     def _forget(self, conn: Connection) -> None:
         if self.conns.get(conn.host) is conn:
             del self.conns[conn.host]
+        if self.by_host_id.get(id(conn.host)) is conn:
+            del self.by_host_id[id(conn.host)]
 
     def _host_up(self, host: Any) -> None:
         self._backoff.pop(host, None)
@@ -177,6 +183,7 @@ class Pool:
         self._backoff.pop(host, None)
         conn = self.conns.pop(host, None)
         if conn is not None:
+            self.by_host_id.pop(id(conn.host), None)
             conn.close()
 
     def close(self) -> None:
@@ -194,3 +201,4 @@ class Pool:
         for conn in list(self.conns.values()):
             conn.close()
         self.conns.clear()
+        self.by_host_id.clear()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from cassandra.policies import RoundRobinPolicy
+
 from cqlcodec.requests.statements import Request
 
 
@@ -35,9 +37,28 @@ def query_plan(session: Any, request: Request) -> Iterator[Any]:
         yield request.host
         return
     policy = request.settings.load_balancing
-    stmt = request.statement
-    if stmt is None:
-        stmt = Routed(request.keyspace, request.table, request.routing_key)
-    for host in policy.make_query_plan(session.keyspace, stmt):
+    plan: Any
+    if type(policy) is RoundRobinPolicy:
+        plan = round_robin_plan(policy)
+    else:
+        stmt = request.statement
+        if stmt is None:
+            stmt = Routed(request.keyspace, request.table, request.routing_key)
+        plan = policy.make_query_plan(session.keyspace, stmt)
+    for host in plan:
         if host.is_up is not False:
             yield host
+
+
+def round_robin_plan(policy: Any) -> list[Any]:
+    """The driver's ``RoundRobinPolicy.make_query_plan()`` as a list: its live hosts from
+    its next position on, the position moved on by one (the same hosts in the same order
+    as its own plan, without a Python call)."""
+    pos: int = policy._position
+    policy._position = pos + 1
+    hosts = list(policy._live_hosts)
+    length = len(hosts)
+    if not length:
+        return hosts
+    pos %= length
+    return hosts[pos:] + hosts[:pos] if pos else hosts

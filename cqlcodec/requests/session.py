@@ -330,7 +330,7 @@ class FastSession:
                                       errors)
             last = host
             try:
-                conn = self._pool.conns.get(host)
+                conn = self._pool.by_host_id.get(id(host))
                 if conn is None or conn.closed:
                     conn = await self._pool.get(host, session.keyspace, left)
                 if not conn.has_room():

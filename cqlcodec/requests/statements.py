@@ -11,7 +11,8 @@ are bound by the driver's own ``bind``, which accepts them or raises its own err
 from __future__ import annotations
 
 import inspect
-from typing import Any, Final
+import time
+from typing import TYPE_CHECKING, Any, Final
 
 from cassandra.cluster import ExecutionProfile, Session, _ConfigMode
 from cassandra.policies import NoSpeculativeExecutionPolicy
@@ -25,6 +26,7 @@ from cassandra.query import (
     Statement,
     bind_params,
 )
+from cassandra.timestamps import MonotonicTimestampGenerator
 
 from cqlcodec.driver.sender import EncodedBatch
 from cqlcodec.requests.errors import UnsupportedRequestError
@@ -38,6 +40,9 @@ from cqlcodec.requests.frames import (
     execute_body,
     query_body,
 )
+
+if TYPE_CHECKING:
+    from cqlcodec.driver.installer import _BindPlan
 
 _UNSET_FETCH: Final[object] = FETCH_SIZE_UNSET
 
@@ -111,7 +116,7 @@ class Binder:
 
     def bind(self, ps: PreparedStatement, values: Any) -> tuple[list[object], bytes | None]:
         """The encoded values and the routing key (None: the statement has none)."""
-        plan: Any = ps.__dict__.get("_cqlcodec_bind")  # the plan kept on the statement,
+        plan: _BindPlan | None = ps.__dict__.get("_cqlcodec_bind")  # the plan kept on it,
         if (plan is None or plan.column_metadata is not ps.column_metadata  # if still its
                 or plan.protocol_version != ps.protocol_version
                 or plan.routing is not ps.routing_key_indexes
@@ -280,8 +285,26 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         req.timeout = timeout if timeout is None else float(timeout)  # type: ignore[arg-type]
     req.trace = trace
     if session.use_client_timestamp:
-        req.timestamp = session.cluster.timestamp_generator()
+        req.timestamp = client_timestamp(session.cluster.timestamp_generator)
     return req
+
+
+def client_timestamp(generator: Any) -> int:
+    """``generator()``; the driver's ``MonotonicTimestampGenerator`` is run here, on its
+    own state under its own lock, as its ``__call__`` runs (the next microsecond after the
+    last when the clock has not moved on, with its clock-drift warning)."""
+    if type(generator) is not MonotonicTimestampGenerator:
+        result: int = generator()
+        return result
+    with generator.lock:
+        now = int(time.time() * 1e6)
+        last: int = generator.last
+        if now > last:
+            generator.last = now
+            return now
+        generator._maybe_warn(now=now)
+        generator.last = last + 1
+        return last + 1
 
 
 def _prepared_fields(req: Request, ps: PreparedStatement, stmt: Any) -> None:

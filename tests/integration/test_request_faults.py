@@ -151,6 +151,10 @@ def test_ten_thousand_requests_ride_out_outages_and_cuts(pair: SessionPair) -> N
                     # usable after: a fresh request answers, nothing is held
                     fresh = await fast.execute(read, (1,), timeout=TIMEOUT)
                     assert fresh.rows == [] or fresh.rows[0].v == value_of(1)
+                    # the pool's two indexes of its connections agree after the reconnects
+                    pool = fast._pool
+                    assert sorted(map(id, pool.by_host_id.values())) == \
+                        sorted(map(id, pool.conns.values())), (pool.by_host_id, pool.conns)
                     return fast.leftovers(), fast.reconnects
 
             leftovers, reconnects = asyncio.run(main())

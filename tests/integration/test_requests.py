@@ -127,14 +127,19 @@ def test_row_factories_consistency_and_statement_settings(pair: SessionPair) -> 
     ps = session.prepare("SELECT * FROM paged WHERE p = ? AND c = ?")
     ps.consistency_level = ConsistencyLevel.LOCAL_ONE
 
-    async def main(fast: FastSession) -> tuple[Any, Any, Any]:
+    async def main(fast: FastSession) -> tuple[Any, Any, Any, Any]:
         d = (await fast.execute(ps, [0, 3], execution_profile=name)).rows
         t = (await fast.execute(ps, [0, 3], execution_profile=name + "-t")).rows
         traced = await fast.execute(ps, [0, 3], trace=True)
-        return d, t, traced
-    d, t, traced = with_fast(session, main)
+        named = [(await fast.execute(ps, [0, c])).rows for c in (3, 4)]
+        return d, t, traced, named
+    d, t, traced, named = with_fast(session, main)
     assert d == session.execute(ps, [0, 3], execution_profile=name).all()
     assert t == session.execute(ps, [0, 3], execution_profile=name + "-t").all()
+    for rows, c in zip(named, (3, 4)):  # the default factory: the driver's namedtuples
+        theirs = session.execute(ps, [0, c]).all()
+        assert rows == theirs and [r._fields for r in rows] == [r._fields for r in theirs]
+        assert [type(r).__name__ for r in rows] == [type(r).__name__ for r in theirs]
     assert traced.trace_id is not None and traced.one().c == 3
     assert EXEC_PROFILE_DEFAULT is not None
 
@@ -149,6 +154,7 @@ def test_writes_and_counters(pair: SessionPair) -> None:
         await asyncio.gather(*(fast.execute(ins, (k, f"b{k % 3}", k, f"v{k}")) for k in range(200)))
         void = await fast.execute("UPDATE counters SET hits = hits + 1 WHERE k = 'requests'")
         assert void.rows == [] and not void.has_more_pages
+        assert void.message.kind == 1 and void.message.warnings is None  # RESULT Void
         return [(await fast.execute(sel, (k, f"b{k % 3}", k))).one().v for k in range(0, 200, 17)]
     assert with_fast(session, main) == [f"v{k}" for k in range(0, 200, 17)]
 
