@@ -31,7 +31,9 @@ def lz4_available() -> bool:
 
 def inflate_lz4(payload: bytes, length: int) -> bytes:
     """The ``length`` bytes a v5 segment's LZ4 ``payload`` holds."""
-    out: bytes = _LZ4_BLOCK.decompress(payload, uncompressed_size=length)
+    # uncompressed_size by position: as a keyword, lz4's argument parsing makes the call
+    # half as slow again for a small answer (0.31 against 0.20 us)
+    out: bytes = _LZ4_BLOCK.decompress(payload, length)
     if len(out) != length:
         raise _LZ4_BLOCK.LZ4BlockError(
             f"Decompressor wrote {len(out)} bytes, but {length} bytes expected from header")

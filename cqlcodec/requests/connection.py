@@ -25,6 +25,7 @@ from cqlcodec.errors import FramingError
 from cqlcodec.requests.compression import COMPRESSED, Compression, Transform
 from cqlcodec.requests.deadlines import Deadlines
 from cqlcodec.requests.frames import envelope, segments
+from cqlcodec.requests.loops import future_maker
 from cqlcodec.requests.streams import StreamIds
 
 _VERSIONS: Final = (4, 5)
@@ -52,6 +53,7 @@ class Connection:
         if version not in _VERSIONS:
             raise ValueError(f"cqlcodec's request path speaks protocol v4 and v5, not v{version}")
         self.loop: Final = loop
+        self._new_future: Final = future_maker(loop)  # loop.create_future
         self.version: Final = version
         self.host: Final = host
         self.max_in_flight: Final = max_in_flight
@@ -159,7 +161,7 @@ class Connection:
         sid = self.streams.acquire()
         if sid < 0:
             raise ConnectionShutdown(f"cqlcodec: no free stream id on the connection to {self.host}")
-        fut: asyncio.Future[Frame] = self.loop.create_future()
+        fut: asyncio.Future[Frame] = self._new_future()
         self._waiters[sid] = fut
         if timeout is not None:
             self.deadlines.add(timeout, sid, fut, self.streams.in_use)

@@ -1,18 +1,24 @@
 """Client timeouts of one connection's requests with one loop timer, not one per request.
 
-Each request with a timeout is a ``(deadline, seq, stream id, future)`` entry in a heap;
-one ``loop.call_at`` waits for the earliest deadline. Entries of requests already
-answered stay until they come to the top or until the heap holds more than twice the
-requests in flight, when it is rebuilt without them (amortised: its size stays within a
-small multiple of the requests in flight).
+Most requests of a connection share one timeout (their execution profile's): their
+``(deadline, stream id, future, timeout)`` entries go to a FIFO queue, in deadline order
+since the loop's clock only moves on; a request with another timeout (a retry's remaining
+time, a statement's own) goes to a heap. One ``loop.call_at`` waits for the earliest
+deadline of both. An answered request's entry leaves the queue when it comes to the front
+(answers come about in the order asked), the heap's when it comes to the top; when either
+holds more than twice the requests in flight, it is rebuilt without them (amortised: its
+size stays within a small multiple of the requests in flight).
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
+
+from cqlcodec.requests.loops import loop_clock
 
 _EARLY: Final = 0.001  # a timer may fire this much before its deadline (the loop's clock)
 _SLACK: Final = 64
@@ -25,7 +31,10 @@ class Deadlines:
     def __init__(self, loop: asyncio.AbstractEventLoop,
                  expire: Callable[[int, Any, float], None]) -> None:
         self.loop: Final = loop
+        self._clock: Final = loop_clock(loop)
         self._expire: Final = expire
+        self._queue: deque[tuple[float, int, Any, float]] = deque()
+        self._queue_timeout = -1.0  # the timeout of the queue's entries (-1: none yet)
         self._heap: list[tuple[float, int, int, Any, float]] = []
         self._seq = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -34,14 +43,25 @@ class Deadlines:
     def add(self, timeout: float, sid: int, fut: Any, in_flight: int) -> None:
         """Time out ``fut`` (stream ``sid``) ``timeout`` seconds from now; ``in_flight``:
         the connection's requests not answered (at least the entries still live)."""
-        at = self.loop.time() + timeout
-        self._seq += 1
-        heap = self._heap
-        heapq.heappush(heap, (at, self._seq, sid, fut, timeout))
-        if len(heap) > 2 * in_flight + _SLACK:
-            self._compact()
-        if self._timer is None or at < self._timer_at:
-            self._schedule(at)
+        at = self._clock() + timeout
+        queue = self._queue
+        if not queue:
+            self._queue_timeout = timeout
+        if timeout == self._queue_timeout:
+            queue.append((at, sid, fut, timeout))
+            while queue[0][2].done():  # the new entry is not done: the loop ends there
+                queue.popleft()
+            if len(queue) > 2 * in_flight + _SLACK:
+                self._queue = deque(entry for entry in queue if not entry[2].done())
+        else:
+            self._seq += 1
+            heap = self._heap
+            heapq.heappush(heap, (at, self._seq, sid, fut, timeout))
+            if len(heap) > 2 * in_flight + _SLACK:
+                kept = [entry for entry in heap if not entry[3].done()]
+                heapq.heapify(kept)
+                self._heap = kept
+        self._rearm(at)
 
     def _schedule(self, at: float) -> None:
         if self._timer is not None:
@@ -49,38 +69,55 @@ class Deadlines:
         self._timer = self.loop.call_at(at, self._sweep)
         self._timer_at = at
 
-    def _compact(self) -> None:
-        kept = [entry for entry in self._heap if not entry[3].done()]
-        heapq.heapify(kept)
-        self._heap = kept
-
     def _sweep(self) -> None:
         self._timer = None
+        now = self._clock() + _EARLY
+        nxt = -1.0
+        queue = self._queue
+        while queue:
+            at, sid, fut, timeout = queue[0]
+            if fut.done():
+                queue.popleft()
+                continue
+            if at > now:
+                nxt = at
+                break
+            queue.popleft()
+            self._expire(sid, fut, timeout)
         heap = self._heap
-        now = self.loop.time() + _EARLY
         while heap:
             at, _seq, sid, fut, timeout = heap[0]
             if fut.done():
                 heapq.heappop(heap)
                 continue
             if at > now:
-                self._schedule(at)
-                return
+                if nxt < 0 or at < nxt:
+                    nxt = at
+                break
             heapq.heappop(heap)
             self._expire(sid, fut, timeout)
+        if nxt >= 0:
+            self._rearm(nxt)
+
+    def _rearm(self, at: float) -> None:
+        """Wait for ``at`` unless the timer is set for earlier."""
+        if self._timer is None or at < self._timer_at:
+            self._schedule(at)
 
     @property
     def size(self) -> int:
         """Entries kept, of answered requests too."""
-        return len(self._heap)
+        return len(self._queue) + len(self._heap)
 
     def pending(self) -> int:
-        """Entries kept (requests answered whose entry did not come to the top yet too)."""
-        return len([entry for entry in self._heap if not entry[3].done()])
+        """Entries of requests not answered yet."""
+        return len([e for e in self._queue if not e[2].done()]) + \
+            len([e for e in self._heap if not e[3].done()])
 
     def clear(self) -> None:
         """Forget every deadline (the connection closed)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._queue = deque()
         self._heap = []

@@ -37,6 +37,7 @@ from cqlcodec.requests.decode import Decoder, Page
 from cqlcodec.requests.errors import UnsupportedRequestError, error_message, error_of
 from cqlcodec.requests.frames import OP_ERROR, OP_PREPARE, OP_RESULT, prepare_body
 from cqlcodec.requests.handshake import use_keyspace
+from cqlcodec.requests.loops import loop_clock
 from cqlcodec.requests.pool import Pool
 from cqlcodec.requests.routing import query_plan
 from cqlcodec.requests.speculative import plan_of, speculate
@@ -117,6 +118,7 @@ class FastSession:
                 f"v{version}: use the session itself (cqlcodec.aio.execute)")
         self.session = session
         self.loop = loop
+        self._clock: Final = loop_clock(loop)  # loop.time()
         self.version: int = version
         self.max_in_flight = max_in_flight
         self.connect_timeout = connect_timeout
@@ -286,7 +288,7 @@ class FastSession:
 
     async def _speculate(self, req: Request, columnar: bool, spec: Any) -> tuple[Page, Any]:
         """:meth:`_run` with speculative executions (:mod:`cqlcodec.requests.speculative`)."""
-        deadline = None if req.timeout is None else self.loop.time() + req.timeout
+        deadline = None if req.timeout is None else self._clock() + req.timeout
 
         def run(plan: Iterator[Any], at: float | None) -> Any:
             return self._run(req, columnar, plan, at)
@@ -307,9 +309,9 @@ class FastSession:
         if deadline is not None and deadline < 0:
             # the call's own deadline: what is left of it now is its whole timeout
             left = req.timeout
-            deadline = None if left is None else self.loop.time() + left
+            deadline = None if left is None else self._clock() + left
         elif deadline is not None:
-            left = deadline - self.loop.time()
+            left = deadline - self._clock()
         if plan is None:
             plan = query_plan(session, req)
         errors: dict[Any, BaseException] = {}
@@ -322,7 +324,7 @@ class FastSession:
             if first:
                 first = False
             else:
-                left = None if deadline is None else deadline - self.loop.time()
+                left = None if deadline is None else deadline - self._clock()
             if left is not None and left <= 0:  # also when the plan ran out meanwhile
                 raise OperationTimedOut(errors=errors, last_host=last)
             if host is None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from cqlcodec.driver.installer import _BindPlan
 
 _UNSET_FETCH: Final[object] = FETCH_SIZE_UNSET
+_UNSET_VALUE: Final[object] = UNSET_VALUE
 
 
 class Settings:
@@ -132,8 +133,9 @@ class Binder:
                     bound = prepared.bind(values)  # the driver's values are cqlcodec's
                 else:
                     bound = prepared.bind(self._adapt(values, plan))
-                key = bound.routing_key if ps.routing_key_indexes else None
-                return list(bound.values), key
+                key = bound.routing_key if plan.routing else None
+                values_made: list[Any] = bound.values  # made for this call alone: not copied
+                return values_made, key
             except Exception:
                 pass  # the driver's own bind accepts the values or raises its error
         stmt: Any = BoundStatement(ps).bind(values)
@@ -142,7 +144,7 @@ class Binder:
 
 def _has_unset(values: Any) -> bool:
     for v in values:
-        if v is UNSET_VALUE:
+        if v is _UNSET_VALUE:
             return True
     return False
 

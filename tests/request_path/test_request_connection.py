@@ -15,6 +15,7 @@ from cassandra.connection import ConnectionShutdown
 
 from cqlcodec.connection.reassembler import FrameReassembler
 from cqlcodec.requests.connection import Connection
+from cqlcodec.requests.deadlines import Deadlines
 from cqlcodec.requests.frames import OP_QUERY, OP_RESULT, envelope, segments
 from cqlcodec.requests.heartbeat import Heartbeat
 
@@ -173,6 +174,11 @@ def test_deadlines_of_answered_requests_do_not_pile_up_and_mixed_timeouts_expire
             await asyncio.gather(*(ask(conn, b"quick %d" % i, timeout=60) for i in range(500)))
             assert conn.deadlines.size <= 2 * 100 + 64  # answered entries are dropped
         assert conn.deadlines.pending() == 0
+        # a request with another timeout than the others (a retry's remaining time)
+        mixed = [asyncio.ensure_future(ask(conn, b"quick %d" % i, timeout=60 if i % 3 else 7.5))
+                 for i in range(300)]
+        await asyncio.gather(*mixed)
+        assert conn.deadlines.size <= 2 * (2 * 100 + 64) and conn.deadlines.pending() == 0
         started = asyncio.get_running_loop().time()
         slow = asyncio.ensure_future(ask(conn, b"hold slow", timeout=0.6))
         fast = asyncio.ensure_future(ask(conn, b"hold fast", timeout=0.1))
@@ -234,3 +240,18 @@ def test_a_peer_that_answers_keeps_its_connection() -> None:
             await asyncio.sleep(0.01)
         assert beat.sent <= busy + 1
     asyncio.run(with_server(4, body))
+
+
+def test_deadlines_of_the_queue_and_the_heap_expire_in_deadline_order() -> None:
+    async def main() -> list[tuple[int, float]]:
+        loop = asyncio.get_running_loop()
+        expired: list[tuple[int, float]] = []
+        deadlines = Deadlines(loop, lambda sid, fut, timeout: expired.append((sid, timeout)))
+        futs = [loop.create_future() for _ in range(6)]
+        for sid, timeout in enumerate((0.3, 0.3, 0.1, 0.3, 0.2, 0.05)):
+            deadlines.add(timeout, sid, futs[sid], 6)
+        futs[1].set_result(None)  # answered: never expired
+        await asyncio.sleep(0.45)
+        assert deadlines.pending() == 0
+        return expired
+    assert [sid for sid, _ in asyncio.run(main())] == [5, 2, 4, 0, 3]
