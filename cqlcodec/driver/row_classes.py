@@ -65,6 +65,11 @@ def named_tuple_rows(colnames: Sequence[str], rows: Iterable[tuple[Any, ...]],
     if made is None:
         out: list[Any] = fallback(colnames, rows)
         return out
+    return rows_of_class(made, rows)
+
+
+def rows_of_class(made: type[Any], rows: Iterable[tuple[Any, ...]]) -> list[Any]:
+    """Each row an instance of ``made`` (a class of :func:`row_class`)."""
     new: Any = tuple.__new__
     return [new(made, row) for row in rows]
 

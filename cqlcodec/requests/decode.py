@@ -19,7 +19,7 @@ from cassandra import DriverException
 from cassandra.protocol import ResultMessage, _ProtocolHandler
 from cassandra.query import named_tuple_factory
 
-from cqlcodec.driver.row_classes import row_class
+from cqlcodec.driver.row_classes import row_class, rows_of_class
 from cqlcodec.errors import CodecError, DecodeError
 from cqlcodec.protocol.metadata import (
     HAS_MORE_PAGES,
@@ -42,7 +42,6 @@ _RECV_BODY: Final[object] = getattr(ResultMessage.recv_body, "__func__", None)
 _DECODE_MESSAGE: Final[object] = getattr(_ProtocolHandler.decode_message, "__func__", None)
 _SEEN_MAX: Final = 1024
 _PAUSE_FROM: Final = 64  # rows: larger pages are decoded with the cyclic collector held off
-_TUPLE_NEW: Final[Any] = tuple.__new__
 _log: Final = logging.getLogger("cassandra.protocol")  # where the driver logs server warnings
 
 
@@ -242,8 +241,7 @@ class Decoder:
             if made is None:
                 made = found.row_class = row_class(names)
             if made is not None:  # what the driver's factory makes, its class found once
-                new = _TUPLE_NEW
-                page.rows = [new(made, row) for row in rows]
+                page.rows = rows_of_class(made, rows)
                 return True
         page.rows = self._made_rows(row_factory, names, rows)
         return True
