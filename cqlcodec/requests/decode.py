@@ -173,9 +173,10 @@ class Decoder:
         self._metadata_seen: dict[bytes, tuple[Any, int, bytes]] = {}
         self._void_for: tuple[Any, Any] = (None, None)  # (protocol handler, its VOID class)
 
-    def page(self, frame: Frame, version: int, ps: Any, row_factory: Any,
+    def page(self, frame: Frame, version: int, ps: Any, metadata: Any, row_factory: Any,
              columnar: bool) -> Page:
-        """The page of a RESULT frame answering an EXECUTE of ``ps`` (None: a QUERY);
+        """The page of a RESULT frame answering an EXECUTE of ``ps`` (None: a QUERY) that
+        sent the id of the result ``metadata`` (rows without metadata are read by it);
         ``columnar``: keep the Rows body for a column decoder instead of making rows."""
         page = Page()
         pos = read_prefix(frame, page)
@@ -196,15 +197,14 @@ class Decoder:
             if columnar:
                 page.body = body[pos:] if pos else body
                 return page
-            if ps is not None and self._prepared_rows(body, pos, end, version, ps, row_factory,
-                                                      page):
+            if ps is not None and self._prepared_rows(body, pos, end, version, ps, metadata,
+                                                      row_factory, page):
                 return page
-        self._driver_page(frame, pos, version, ps, row_factory, page)
+        self._driver_page(frame, pos, version, ps, metadata, row_factory, page)
         return page
 
     def _prepared_rows(self, body: bytes, pos: int, end: int, version: int, ps: Any,
-                       row_factory: Any, page: Page) -> bool:
-        metadata = ps.result_metadata
+                       metadata: Any, row_factory: Any, page: Page) -> bool:
         if not metadata:
             return False
         start = pos + 4
@@ -318,8 +318,8 @@ class Decoder:
         self._void_for = (handler, cls if same else None)
         return cls if same else None
 
-    def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, row_factory: Any,
-                     page: Page) -> None:
+    def _driver_page(self, frame: Frame, pos: int, version: int, ps: Any, metadata: Any,
+                     row_factory: Any, page: Page) -> None:
         session = self.session
         handler: Any = session.client_protocol_handler
         try:
@@ -327,7 +327,7 @@ class Decoder:
                                          frame.flags & ~(FLAG_WARNING | FLAG_TRACING |
                                                          FLAG_CUSTOM_PAYLOAD),
                                          frame.opcode, frame.body[pos:] if pos else frame.body,
-                                         None, ps.result_metadata if ps is not None else None)
+                                         None, metadata)
         except (DriverException, CodecError):
             raise  # the driver's own word on the answer (a column it cannot decode, ...)
         except Exception as exc:  # a malformed answer the driver's reader stumbled on

@@ -257,7 +257,7 @@ class FastSession:
         if frame.opcode != OP_RESULT:
             raise error_of(frame, self.version, conn.host) if frame.opcode == OP_ERROR else \
                 ConnectionShutdown(f"cqlcodec: unexpected answer {frame.opcode} to PREPARE")
-        return self._decoder.page(frame, self.version, None, None, False).message
+        return self._decoder.page(frame, self.version, None, None, None, False).message
 
     async def _reprepare(self, conn: Connection, req: Request, timeout: float | None) -> None:
         ps: Any = req.ps
@@ -361,7 +361,8 @@ class FastSession:
                 retries += 1
                 continue
             if frame.opcode == OP_RESULT:
-                return self._decoder.page(frame, version, req.ps, req.row_factory, columnar), host
+                return self._decoder.page(frame, version, req.ps, req.sent_metadata,
+                                         req.row_factory, columnar), host
             if frame.opcode != OP_ERROR:
                 raise ConnectionShutdown(f"cqlcodec: unexpected answer {frame.opcode} from {host}")
             msg = error_message(frame, version)

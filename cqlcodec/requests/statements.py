@@ -176,6 +176,9 @@ class Request:
         self.trace = False
         self.statement: Any = None  # the driver statement handed to policies
         self.skip_metadata = False
+        # the result metadata whose id the last EXECUTE sent: its rows are read by it even
+        # when the statement learns new metadata (a re-prepare) before the answer comes
+        self.sent_metadata: Any = None
         self.host: Any = None  # the one host to send it to (None: the policy's plan)
         self.batch_type = 0  # OP_BATCH: the batch's type and its encoded statements
         self.batch_statements = b""
@@ -195,7 +198,9 @@ class Request:
         ps = self.ps
         if ps is not None:
             p.skip_metadata = self.skip_metadata and version >= 5
-            return execute_body(version, ps.query_id, ps.result_metadata_id, p, self.values)
+            metadata_id = ps.result_metadata_id
+            self.sent_metadata = ps.result_metadata
+            return execute_body(version, ps.query_id, metadata_id, p, self.values)
         return query_body(version, self.query, p, self.values)
 
     def policy_statement(self) -> Any:

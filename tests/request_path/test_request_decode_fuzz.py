@@ -147,7 +147,7 @@ def _ours(decoder: Decoder, case: Case, flags: int, body: bytes,
           ps: Any) -> tuple[Any, Any] | BaseException:
     try:
         page = decoder.page(Frame(case.version, flags, 0, OP_RESULT, body), case.version, ps,
-                            tuple_factory, False)
+                            ps.result_metadata, tuple_factory, False)
         return page.rows, page.paging_state
     except Exception as exc:  # noqa: BLE001 - judged below
         return exc
@@ -211,7 +211,8 @@ def test_every_captured_answer_decodes_as_the_drivers() -> None:
         # read by cqlcodec's row decoder, not handed to the driver's (no message kept)
         ps = _statement(case)
         page = Decoder(_SessionParts()).page(Frame(case.version, 0, 0, OP_RESULT, case.body),
-                                             case.version, ps, tuple_factory, False)
+                                             case.version, ps, ps.result_metadata,
+                                             tuple_factory, False)
         assert page.message is None and page.rows is not None, case.name
 
 

@@ -39,7 +39,7 @@ def test_a_void_answer_is_the_message_the_drivers_decoder_makes(flags: int) -> N
     body = struct.pack(">i", VOID)
     prefix = b"\x00\x01\x00\x04warn" if flags else b""
     page = Decoder(_Session(ProtocolHandler)).page(
-        Frame(5, flags, 17, OP_RESULT, prefix + body), 5, None, None, False)
+        Frame(5, flags, 17, OP_RESULT, prefix + body), 5, None, None, None, False)
     theirs = ProtocolHandler.decode_message(5, {}, 17, 0, OP_RESULT, body, None, None)
     ours = page.message
     assert type(ours) is type(theirs)
@@ -57,7 +57,7 @@ def test_a_handler_with_its_own_decoder_decodes_void_itself() -> None:
             return ResultMessage(VOID)
 
     page = Decoder(_Session(Own)).page(Frame(4, 0, 9, OP_RESULT, struct.pack(">i", VOID)), 4,
-                                       None, None, False)
+                                       None, None, None, False)
     assert made == [9] and page.message.kind == VOID
 
 
