@@ -330,7 +330,8 @@ def diff_tables(source: Connect | Mapping[str, Any], source_table: str,
     done: list[tuple[int, int, list[Difference]]] = []
     todo = list(range(len(planned)))
     if record is not None:
-        done += record.finished.values()
+        done += [(src, dst, record.differences_of(index))
+                 for index, (src, dst, _at) in sorted(record.finished.items())]
         todo = [i for i in todo if i not in record.finished]
     step = 2 * _worker_threads() if record is not None else max(1, len(todo))
     for at in range(0, len(todo), step):

@@ -38,6 +38,7 @@ from cqlcodec.driver.diff_read import (
     difference_of,
     token_split,
 )
+from cqlcodec.driver.diff_spill import CHUNK, DifferenceSpill
 from cqlcodec.driver.diff_values import DiffError
 from cqlcodec.driver.scan import ScanError, check_scan_options
 from cqlcodec.driver.splits import SplitPlanError, TokenSplit, plan_splits
@@ -76,7 +77,8 @@ class DiffState:
         self._plan = os.path.join(directory, PLAN_FILE)
         self._done = os.path.join(directory, DONE_FILE)
         self.splits: list[TokenSplit] | None = None
-        self.finished: dict[int, tuple[int, int, list[Difference]]] = {}
+        # finished splits: (source rows, target rows, where their line starts)
+        self.finished: dict[int, tuple[int, int, int]] = {}
         found = os.path.exists(self._plan)
         if found and not resume:
             raise DiffError(f"{directory} holds the state of a diff: give resume=True "
@@ -94,15 +96,24 @@ class DiffState:
     def _read_done(self) -> None:
         if not os.path.exists(self._done):
             return
-        with open(self._done, encoding="utf-8") as f:
+        with open(self._done, "rb") as f:
+            at = 0
             for line in f:
                 try:
                     entry = json.loads(line)
                 except ValueError:  # a line cut by a kill: that split is read again
-                    continue
-                self.finished[int(entry["split"])] = (
-                    int(entry["source_rows"]), int(entry["target_rows"]),
-                    [Difference.from_json(d) for d in entry["differences"]])
+                    entry = None
+                if entry is not None:  # its differences are read again when handed on
+                    self.finished[int(entry["split"])] = (
+                        int(entry["source_rows"]), int(entry["target_rows"]), at)
+                at += len(line)
+
+    def differences_of(self, index: int) -> list[Difference]:
+        """The differences recorded for the finished split ``index``."""
+        with open(self._done, "rb") as f:
+            f.seek(self.finished[index][2])
+            entry = json.loads(f.readline())
+        return [Difference.from_json(d) for d in entry["differences"]]
 
     def start(self, splits: list[TokenSplit]) -> None:
         """Records the plan of a new diff."""
@@ -138,7 +149,9 @@ class TableDiff:
     it goes: ``source_rows``, ``target_rows``, ``missing``, ``extra``, ``differs``,
     ``converged`` (differences dropped by the recheck), ``fixed`` (rows and partitions
     written into the target by ``fix``), ``deleted`` (extra rows deleted by
-    ``delete_extra``); ``equal`` is true when no difference is left."""
+    ``delete_extra``); ``equal`` is true when no difference is left. With ``recheck``,
+    ``fix`` or ``delete_extra`` the differences wait on disk (in the state directory when
+    there is one) and are rechecked, fixed and handed on ``chunk_size`` at a time."""
 
     def __init__(self, tables: DiffTables, splits: list[TokenSplit], options: DiffOptions,
                  state: DiffState | None,
@@ -161,6 +174,7 @@ class TableDiff:
         self.started_us = int(time.time() * 1_000_000)
         self._iterated = False
         self._stop = threading.Event()
+        self.chunk_size = CHUNK
 
     @property
     def differences(self) -> int:
@@ -213,28 +227,42 @@ class TableDiff:
         if self._iterated:
             raise DiffError("this diff has already been run")
         self._iterated = True
-        hold = self.options.recheck or self.options.fix or self.options.delete_extra
-        kept: list[Difference] = []
-        for found in self._splits():
-            if hold:
-                kept.extend(found)
-            else:
+        if not (self.options.recheck or self.options.fix or self.options.delete_extra):
+            for found in self._splits():
                 yield from found
-        if not hold:
             return
-        if self.options.recheck:
-            kept = self._recheck(kept)
+        # every difference is known before the recheck and the fix: kept on disk, not in
+        # memory (diff_spill), and rechecked, fixed and handed on a chunk at a time
+        directory = self._state.directory if self._state is not None else None
+        with DifferenceSpill(directory) as read:
+            for found in self._splits():
+                read.add(found)
+            if self.options.recheck:
+                with DifferenceSpill(directory) as left:
+                    self._recheck(read, left)
+                    yield from self._fixed(left)
+            else:
+                yield from self._fixed(read)
+
+    def _fixed(self, spill: DifferenceSpill) -> Iterator[Difference]:
+        """The differences of ``spill``, fixed first when the options say so."""
         if self.options.fix or self.options.delete_extra:
             self._report("fixing")
-            self.fixed, self.deleted = fix_differences(self.tables, self.options,
-                                                       self.started_us, kept)
-        yield from kept
+            for chunk in spill.chunks(self.chunk_size):
+                fixed, deleted = fix_differences(self.tables, self.options, self.started_us,
+                                                 chunk)
+                self.fixed += fixed
+                self.deleted += deleted
+        for chunk in spill.chunks(self.chunk_size):
+            yield from chunk
 
     def _splits(self) -> Iterator[list[Difference]]:
         """Each finished split's differences (those of a resumed diff's splits first)."""
         todo = list(range(len(self.splits)))
-        if self._state is not None:
-            for index, (src, dst, found) in sorted(self._state.finished.items()):
+        state = self._state
+        if state is not None:
+            for index, (src, dst, _at) in sorted(state.finished.items()):
+                found = state.differences_of(index)
                 self.source_rows += src
                 self.target_rows += dst
                 self.splits_done += 1
@@ -298,17 +326,19 @@ class TableDiff:
         finally:
             self._stop.set()
 
-    def _recheck(self, found: list[Difference]) -> list[Difference]:
+    def _recheck(self, found: DifferenceSpill, left: DifferenceSpill) -> None:
         """Reads every difference's partition again from both sides after
-        ``recheck_after`` seconds; keeps those still there (as they are now)."""
-        if not found:
-            return found
+        ``recheck_after`` seconds; keeps in ``left`` those still there (as they are now)."""
+        if not found.count:
+            return
         self._report("rechecking")
-        now = recheck_differences(self.tables, self.options, found)
-        self._count(found, -1)
-        self._count(now)
-        self.converged = len(found) - len(now)
-        return now
+        time.sleep(self.options.recheck_after)
+        for chunk in found.chunks(self.chunk_size):
+            now = recheck_differences(self.tables, self.options, chunk, wait=False)
+            self._count(chunk, -1)
+            self._count(now)
+            self.converged += len(chunk) - len(now)
+            left.add(now)
 
 
 def state_description(tables: DiffTables, options: DiffOptions) -> dict[str, Any]:
@@ -324,12 +354,14 @@ def state_description(tables: DiffTables, options: DiffOptions) -> dict[str, Any
 
 
 def recheck_differences(tables: DiffTables, options: DiffOptions,
-                        found: list[Difference]) -> list[Difference]:
+                        found: list[Difference], *, wait: bool = True) -> list[Difference]:
     """The differences of ``found`` still there (as they are now) when their partitions
-    are read again from both tables, ``options.recheck_after`` seconds from now."""
+    are read again from both tables, ``options.recheck_after`` seconds from now
+    (``wait=False``: at once)."""
     if not found:
         return found
-    time.sleep(options.recheck_after)
+    if wait:
+        time.sleep(options.recheck_after)
     wanted = {d.identity for d in found}
     now: list[Difference] = []
     for token in sorted({d.token for d in found}):
