@@ -7,6 +7,12 @@ into frames by :class:`~cqlcodec.connection.FrameReassembler` and handed to the 
 waiting on their stream id. A request whose caller gave up (cancelled, timed out) keeps
 its stream id until its answer arrives or the connection closes. At most
 ``max_in_flight`` requests are in flight; :meth:`Connection.wait_slot` waits for room.
+One stream id beyond them is kept for the heartbeat (:mod:`cqlcodec.requests.heartbeat`),
+so a connection whose requests all wait on a silent peer can still be found dead.
+
+As the driver does, a connection on which three quarters of ``max_in_flight`` requests
+timed out without an answer is retired: ``on_retire`` tells its pool to open another
+for new requests, and it closes once no answer it still owes has a caller waiting.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from cqlcodec.requests.compression import COMPRESSED, Compression, Transform
 from cqlcodec.requests.deadlines import Deadlines
 from cqlcodec.requests.frames import envelope, segments
 from cqlcodec.requests.loops import future_maker
-from cqlcodec.requests.streams import StreamIds
+from cqlcodec.requests.streams import MAX_STREAMS, StreamIds
 
 _VERSIONS: Final = (4, 5)
 
@@ -58,7 +64,10 @@ class Connection:
         self.host: Final = host
         self.max_in_flight: Final = max_in_flight
         self.on_close = on_close
-        self.streams: Final = StreamIds(max(max_in_flight, 1))
+        self.on_retire: Callable[[Connection], None] | None = None
+        self.retiring = False  # retired (see the module docstring): closes once drained
+        self._orphan_limit: Final = max(1, 3 * max_in_flight // 4)
+        self.streams: Final = StreamIds(min(max(max_in_flight, 1) + 1, MAX_STREAMS))
         self.transport: asyncio.Transport | None = None
         self.reader: Final = FrameReassembler(_VERSIONS)
         self.framed = False  # v5 segments both ways (after READY or AUTHENTICATE)
@@ -197,6 +206,8 @@ class Connection:
             fut.set_result(frame)
         if self._room:
             self._wake_one()
+        if self.retiring:
+            self._close_if_drained()
 
     def _take(self, sid: int) -> asyncio.Future[Frame] | None:
         """The future waiting on ``sid`` (None: none); its timer is cancelled and the id
@@ -218,10 +229,25 @@ class Connection:
 
     def _timed_out(self, sid: int, fut: asyncio.Future[Frame], timeout: float) -> None:
         if self._waiters[sid] is fut and not fut.done():
-            self.streams.orphan(sid)
+            streams = self.streams
+            streams.orphan(sid)
             fut.set_exception(OperationTimedOut(
                 errors={str(self.host): f"Client request timeout ({timeout} s)"},
                 last_host=self.host))
+            if not self.retiring and len(streams.orphans) >= self._orphan_limit:
+                self.retiring = True
+                if self.on_retire is not None:
+                    self.on_retire(self)
+            if self.retiring:
+                self._close_if_drained()
+
+    def _close_if_drained(self) -> None:
+        """Closes a retired connection once every id in use is one given up on."""
+        streams = self.streams
+        if not self.closed and streams.in_use <= len(streams.orphans):
+            self.close(ConnectionShutdown(
+                f"cqlcodec: connection to {self.host} replaced: {len(streams.orphans)} "
+                f"requests timed out without an answer"))
 
     def in_flight(self) -> int:
         """Stream ids in use (answers awaited, given up or not)."""

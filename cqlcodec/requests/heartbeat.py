@@ -4,7 +4,10 @@ gets no answer within ``timeout`` seconds the connection is closed, so that requ
 a connection that went silent (a dead peer, a partition without a reset) fail with
 ``ConnectionShutdown`` and move to the next host instead of waiting forever. The
 intervals are the cluster's ``idle_heartbeat_interval`` and ``idle_heartbeat_timeout``
-(0 or None: no heartbeat).
+(0 or None: no heartbeat). The heartbeat goes out on the stream id the connection keeps
+beyond its ``max_in_flight``; when even that one is taken (``max_in_flight`` of 32,768),
+the connection is closed at once, as the driver's heartbeat defuncts a connection whose
+request ids are all in flight.
 """
 
 from __future__ import annotations
@@ -33,7 +36,12 @@ class Heartbeat:
         conn = self.conn
         if conn.closed:
             return
-        if conn.reads == self._seen and conn.has_room():
+        if conn.reads == self._seen:
+            if conn.streams.available <= 0:
+                conn.close(ConnectionShutdown(
+                    f"cqlcodec: connection to {conn.host} closed: nothing arrived for "
+                    f"{self.interval} s and every stream id is in use (no heartbeat possible)"))
+                return
             self.sent += 1
             conn.request(OP_OPTIONS, b"", 0, self.timeout).add_done_callback(self._answered)
         self._seen = conn.reads

@@ -164,6 +164,7 @@ class Pool:
             self.reconnects += 1
         self._seen.add(host)
         conn.on_close = self._forget
+        conn.on_retire = self._forget  # the next request to the host opens another
         if not conn.closed:
             self.conns[host] = conn
             self.by_host_id[id(conn.host)] = conn

@@ -227,6 +227,62 @@ def test_a_silent_peer_is_found_and_its_requests_fail(version: int) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("taken", [4, 5])
+def test_a_silent_peer_is_found_with_every_request_slot_taken(taken: int) -> None:
+    """Every one of ``max_in_flight`` requests waits on a silent peer: the heartbeat goes
+    out on the stream id kept for it and closes the connection; with that id taken too,
+    the connection is closed without one (as the driver's heartbeat does)."""
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(Silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        conn = Connection(loop, 4, "silent-host", 4)
+        factory: Any = lambda: conn  # noqa: E731
+        await loop.create_connection(factory, "127.0.0.1", port)
+        beat = Heartbeat(conn, 0.05, 0.1)
+        try:
+            waiting = [conn.request(OP_QUERY, b"no timeout", 0, None) for _ in range(taken)]
+            assert not conn.has_room()
+            done = await asyncio.gather(*waiting, return_exceptions=True)
+            assert all(isinstance(e, ConnectionShutdown) for e in done), done
+            expected = "heartbeat" if taken == 4 else "every stream id is in use"
+            assert all(expected in str(e) for e in done), done
+            assert conn.closed and beat.sent == (1 if taken == 4 else 0)
+            assert conn.leftovers() == (0, 0, 0)
+        finally:
+            conn.close()
+            server.close()
+            await server.wait_closed()
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_a_connection_with_too_many_timed_out_requests_is_retired() -> None:
+    """Three quarters of ``max_in_flight`` requests timed out unanswered: the connection
+    tells its pool to replace it, still answers what waits on it, and closes once only
+    answers nobody waits for are owed."""
+    async def body(conn: Connection, server: EchoServer) -> None:
+        retired: list[Connection] = []
+        conn.on_retire = retired.append
+        live = [asyncio.ensure_future(conn.request(OP_QUERY, b"hold live %d" % i, 0, None))
+                for i in range(2)]
+        late = await asyncio.gather(*(conn.request(OP_QUERY, b"hold late %d" % i, 0, 0.05)
+                                      for i in range(6)), return_exceptions=True)
+        assert all(isinstance(e, OperationTimedOut) for e in late) and not retired
+        with pytest.raises(OperationTimedOut):
+            await conn.request(OP_QUERY, b"hold late 6", 0, 0.05)  # the 7th of 10: retired
+        assert retired == [conn] and conn.retiring and conn.error is None  # not closed yet
+        assert await ask(conn, b"meanwhile") == b"meanwhile"  # what is sent on it still runs
+        server.release()
+        assert [(await f).body for f in live] == [b"hold live 0", b"hold live 1"]
+        for _ in range(100):
+            if conn.closed:
+                break
+            await asyncio.sleep(0.01)
+        assert conn.closed and "replaced" in str(conn.error)
+        assert conn.leftovers() == (0, 0, 0)
+    asyncio.run(with_server(4, body, max_in_flight=10))
+
+
 def test_a_peer_that_answers_keeps_its_connection() -> None:
     async def body(conn: Connection, server: EchoServer) -> None:
         beat = Heartbeat(conn, 0.03, 0.5)
