@@ -144,14 +144,15 @@ _SPLIT_DONE: Final = object()
 
 class TableDiff:
     """A diff of two tables (what :func:`diff_tables` returns): iterate it once for the
-    :class:`Difference` s (each split's as it finishes; with ``recheck`` or ``fix``,
-    all at the end, once rechecked and fixed), or call :meth:`run`. The counts grow as
-    it goes: ``source_rows``, ``target_rows``, ``missing``, ``extra``, ``differs``,
+    :class:`Difference` s (each split's as it finishes; with ``recheck``, ``fix`` or
+    ``delete_extra``, once every split is read, ``chunk_size`` at a time (whole
+    partitions), each chunk rechecked and fixed first), or call :meth:`run`. The counts
+    grow as it goes: ``source_rows``, ``target_rows``, ``missing``, ``extra``, ``differs``,
     ``converged`` (differences dropped by the recheck), ``fixed`` (rows and partitions
     written into the target by ``fix``), ``deleted`` (extra rows deleted by
-    ``delete_extra``); ``equal`` is true when no difference is left. With ``recheck``,
-    ``fix`` or ``delete_extra`` the differences wait on disk (in the state directory when
-    there is one) and are rechecked, fixed and handed on ``chunk_size`` at a time."""
+    ``delete_extra``); ``equal`` is true when no difference is left. Beyond
+    ``chunk_size``, the differences waiting for their recheck and fix are kept on disk
+    (in the state directory when there is one), not in memory."""
 
     def __init__(self, tables: DiffTables, splits: list[TokenSplit], options: DiffOptions,
                  state: DiffState | None,
@@ -231,30 +232,27 @@ class TableDiff:
             for found in self._splits():
                 yield from found
             return
-        # every difference is known before the recheck and the fix: kept on disk, not in
-        # memory (diff_spill), and rechecked, fixed and handed on a chunk at a time
+        # every difference is known before the recheck and the fix: beyond a chunk kept on
+        # disk, not in memory (diff_spill); then each chunk (whole partitions) is
+        # rechecked, fixed and handed on before the next is read back
         directory = self._state.directory if self._state is not None else None
-        with DifferenceSpill(directory) as read:
+        fixing = self.options.fix or self.options.delete_extra
+        with DifferenceSpill(directory, self.chunk_size) as read:
             for found in self._splits():
                 read.add(found)
-            if self.options.recheck:
-                with DifferenceSpill(directory) as left:
-                    self._recheck(read, left)
-                    yield from self._fixed(left)
-            else:
-                yield from self._fixed(read)
-
-    def _fixed(self, spill: DifferenceSpill) -> Iterator[Difference]:
-        """The differences of ``spill``, fixed first when the options say so."""
-        if self.options.fix or self.options.delete_extra:
-            self._report("fixing")
-            for chunk in spill.chunks(self.chunk_size):
-                fixed, deleted = fix_differences(self.tables, self.options, self.started_us,
-                                                 chunk)
-                self.fixed += fixed
-                self.deleted += deleted
-        for chunk in spill.chunks(self.chunk_size):
-            yield from chunk
+            if self.options.recheck and read.count:
+                self._report("rechecking")
+                time.sleep(self.options.recheck_after)
+            for chunk in read.chunks(self.chunk_size):
+                if self.options.recheck:
+                    chunk = self._recheck(chunk)
+                if fixing and chunk:
+                    self._report("fixing")
+                    fixed, deleted = fix_differences(self.tables, self.options,
+                                                     self.started_us, chunk)
+                    self.fixed += fixed
+                    self.deleted += deleted
+                yield from chunk
 
     def _splits(self) -> Iterator[list[Difference]]:
         """Each finished split's differences (those of a resumed diff's splits first)."""
@@ -326,19 +324,14 @@ class TableDiff:
         finally:
             self._stop.set()
 
-    def _recheck(self, found: DifferenceSpill, left: DifferenceSpill) -> None:
-        """Reads every difference's partition again from both sides after
-        ``recheck_after`` seconds; keeps in ``left`` those still there (as they are now)."""
-        if not found.count:
-            return
-        self._report("rechecking")
-        time.sleep(self.options.recheck_after)
-        for chunk in found.chunks(self.chunk_size):
-            now = recheck_differences(self.tables, self.options, chunk, wait=False)
-            self._count(chunk, -1)
-            self._count(now)
-            self.converged += len(chunk) - len(now)
-            left.add(now)
+    def _recheck(self, chunk: list[Difference]) -> list[Difference]:
+        """The differences of ``chunk`` still there when their partitions are read again
+        from both sides (as they are now)."""
+        now = recheck_differences(self.tables, self.options, chunk, wait=False)
+        self._count(chunk, -1)
+        self._count(now)
+        self.converged += len(chunk) - len(now)
+        return now
 
 
 def state_description(tables: DiffTables, options: DiffOptions) -> dict[str, Any]:
