@@ -79,8 +79,8 @@ class Connection:
         self.keyspace: str | None = None
         self.closed = False
         self.error: BaseException | None = None
-        self._waiters: list[asyncio.Future[Frame] | None] = [None] * self.streams.limit
-        self.deadlines: Final = Deadlines(loop, self._timed_out)
+        self._waiters: Final[list[asyncio.Future[Frame] | None]] = [None] * self.streams.limit
+        self.deadlines: Final = Deadlines(loop, self._timed_out, self._waiters)
         self._out: list[bytes] = []
         self._flushing = False
         self._room: deque[asyncio.Future[None]] = deque()
@@ -202,8 +202,10 @@ class Connection:
         fut = self._take(sid)
         if fut is None:
             return  # not ours (a bug on the server's side); nothing waits for it
-        if not fut.done():
+        try:
             fut.set_result(frame)
+        except asyncio.InvalidStateError:
+            pass  # cancelled or timed out: nobody waits for it
         if self._room:
             self._wake_one()
         if self.retiring:

@@ -29,10 +29,14 @@ class Deadlines:
     is called for each request whose deadline passed while its future was not done."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop,
-                 expire: Callable[[int, Any, float], None]) -> None:
+                 expire: Callable[[int, Any, float], None],
+                 waiters: list[Any] | None = None) -> None:
         self.loop: Final = loop
         self._clock: Final = loop_clock(loop)
         self._expire: Final = expire
+        # the connection's future per stream id: an entry whose future is no longer
+        # there was answered (else: one whose future is done)
+        self._waiters: Final = waiters
         self._queue: deque[tuple[float, int, Any, float]] = deque()
         self._queue_timeout = -1.0  # the timeout of the queue's entries (-1: none yet)
         self._heap: list[tuple[float, int, int, Any, float]] = []
@@ -49,19 +53,29 @@ class Deadlines:
             self._queue_timeout = timeout
         if timeout == self._queue_timeout:
             queue.append((at, sid, fut, timeout))
-            while queue[0][2].done():  # the new entry is not done: the loop ends there
+            while True:  # the new entry is not answered: the loop ends there at the latest
+                head = queue[0]
+                if not self._answered(head[1], head[2]):
+                    break
                 queue.popleft()
             if len(queue) > 2 * in_flight + _SLACK:
-                self._queue = deque(entry for entry in queue if not entry[2].done())
+                self._queue = deque(entry for entry in queue
+                                    if not self._answered(entry[1], entry[2]))
         else:
             self._seq += 1
             heap = self._heap
             heapq.heappush(heap, (at, self._seq, sid, fut, timeout))
             if len(heap) > 2 * in_flight + _SLACK:
-                kept = [entry for entry in heap if not entry[3].done()]
+                kept = [entry for entry in heap if not self._answered(entry[2], entry[3])]
                 heapq.heapify(kept)
                 self._heap = kept
         self._rearm(at)
+
+    def _answered(self, sid: int, fut: Any) -> bool:
+        waiters = self._waiters
+        if waiters is None:
+            return bool(fut.done())
+        return waiters[sid] is not fut
 
     def _schedule(self, at: float) -> None:
         if self._timer is not None:

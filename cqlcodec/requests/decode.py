@@ -57,9 +57,29 @@ class Page:
         self.warnings: list[str] | None = None
         self.trace_id: uuid.UUID | None = None
         self.custom_payload: dict[str, bytes] | None = None
-        self.message: Any = None
+        self._message: Any = None
+        self.void_class: Any = None  # a VOID answer: the class its message is made of when asked for
+        self.stream = 0
         self.body: bytes = b""
         self.rows_at = 0
+
+    @property
+    def message(self) -> Any:
+        """The driver's message of an answer that is not rows (None for rows)."""
+        msg = self._message
+        void = self.void_class
+        if msg is None and void is not None:
+            msg = void(VOID)  # what the driver's decoder makes of it, without the decoder
+            msg.stream_id = self.stream
+            msg.trace_id = None
+            msg.custom_payload = None
+            msg.warnings = None
+            self._message = msg
+        return msg
+
+    @message.setter
+    def message(self, msg: Any) -> None:
+        self._message = msg
 
 
 def end_rows(body: bytes, rows_at: int) -> int:
@@ -186,12 +206,8 @@ class Decoder:
                 and not frame.flags & ~_PREFIX_FLAGS:
             void = self._void_class()
             if void is not None:
-                msg = void(VOID)  # what the driver's decoder makes of it, without the decoder
-                msg.stream_id = frame.stream
-                msg.trace_id = None
-                msg.custom_payload = None
-                msg.warnings = None
-                page.message = msg
+                page.void_class = void
+                page.stream = frame.stream
                 return page
         if end - pos >= 4 and read_i32_be(body, pos) == ROWS:
             if columnar:

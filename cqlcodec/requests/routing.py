@@ -50,6 +50,13 @@ def query_plan(session: Any, request: Request) -> Iterator[Any]:
             yield host
 
 
+def first_host(plan: Iterator[Any]) -> Any:
+    """The next host of ``plan`` (None: no more)."""
+    for host in plan:
+        return host
+    return None
+
+
 def round_robin_plan(policy: Any) -> list[Any]:
     """The driver's ``RoundRobinPolicy.make_query_plan()`` as a list: its live hosts from
     its next position on, the position moved on by one (the same hosts in the same order

@@ -39,13 +39,14 @@ from cqlcodec.requests.frames import OP_ERROR, OP_PREPARE, OP_RESULT, prepare_bo
 from cqlcodec.requests.handshake import use_keyspace
 from cqlcodec.requests.loops import loop_clock
 from cqlcodec.requests.pool import Pool
-from cqlcodec.requests.routing import query_plan
+from cqlcodec.requests.routing import first_host, query_plan
 from cqlcodec.requests.speculative import plan_of, speculate
 from cqlcodec.requests.statements import (
     Binder,
     Request,
     Settings,
     build_request,
+    profiles_of,
     set_result_metadata,
     statement_of,
 )
@@ -68,9 +69,10 @@ class FastResult:
     server's warnings, the tracing id (``trace=True``) and the coordinator host."""
 
     __slots__ = ("rows", "column_names", "paging_state", "warnings", "trace_id",
-                 "custom_payload", "coordinator", "message")
+                 "custom_payload", "coordinator", "_page")
 
-    def __init__(self, rows: list[Any], column_names: list[str] | None) -> None:
+    def __init__(self, rows: list[Any], column_names: list[str] | None,
+                 page: Page | None = None) -> None:
         self.rows = rows
         self.column_names = column_names
         self.paging_state: bytes | None = None
@@ -78,7 +80,14 @@ class FastResult:
         self.trace_id: Any = None
         self.custom_payload: dict[str, bytes] | None = None
         self.coordinator: Any = None
-        self.message: Any = None
+        self._page = page  # the last page: its message is made when asked for
+
+    @property
+    def message(self) -> Any:
+        """The driver's message of the last page's answer when it was not rows (a VOID
+        or SCHEMA_CHANGE result, ...), else None."""
+        page = self._page
+        return None if page is None else page.message
 
     @property
     def has_more_pages(self) -> bool:
@@ -106,6 +115,20 @@ class FastResult:
         return f"<FastResult {len(self.rows)} rows, more pages: {self.has_more_pages}>"
 
 
+class Attempt:
+    """The first try of a call (:meth:`FastSession._send_first`): its query plan, the
+    host it went to, its deadline (the loop's time; None: no timeout) and, once sent,
+    the connection, the answer's future and (after a failure) the answer."""
+
+    def __init__(self, plan: Iterator[Any], host: Any, deadline: float | None) -> None:
+        self.plan = plan
+        self.host = host
+        self.deadline = deadline
+        self.conn: Connection | None = None
+        self.fut: asyncio.Future[Frame] | None = None
+        self.answer: Frame | ConnectionShutdown | None = None
+
+
 class FastSession:
     """Requests of a driver session sent by cqlcodec on this loop (see :func:`connect`)."""
 
@@ -125,6 +148,7 @@ class FastSession:
         self.closed = False
         self._pool = Pool(loop, session.cluster, version, max_in_flight, connect_timeout)
         self._binder = Binder()
+        self._profiles = profiles_of(session)
         self._decoder = Decoder(session)
         self._gate = Admission(loop, max_in_flight)  # calls beyond it wait holding their arguments
         self.reprepared = 0  # statements prepared again after an UNPREPARED answer
@@ -150,7 +174,25 @@ class FastSession:
             rows: list[Any] = []
             names: list[str] | None = None
             while True:
-                page, host = await self._page_of(req, False)
+                sent = self._send_first(req)
+                if sent is None:
+                    page, host = await self._page_of(req, False)
+                elif sent.fut is None:
+                    page, host = await self._run(req, False, sent)
+                else:
+                    try:
+                        frame = await sent.fut
+                    except ConnectionShutdown as exc:
+                        sent.answer = exc
+                        page, host = await self._run(req, False, sent)
+                    else:
+                        if frame.opcode == OP_RESULT:
+                            page = self._decoder.page(frame, self.version, req.ps,
+                                                      req.sent_metadata, req.row_factory, False)
+                            host = sent.host
+                        else:
+                            sent.answer = frame
+                            page, host = await self._run(req, False, sent)
                 got = page.rows
                 if got:
                     if not rows and type(got) is list:
@@ -160,13 +202,12 @@ class FastSession:
                 if page.column_names is not None:
                     names = page.column_names
                 if page.paging_state is None or not all_pages or not req.fetch_size:
-                    out = FastResult(rows, names)
+                    out = FastResult(rows, names, page)
                     out.paging_state = page.paging_state
                     out.warnings = page.warnings
                     out.trace_id = page.trace_id
                     out.custom_payload = page.custom_payload
                     out.coordinator = host
-                    out.message = page.message
                     return out
                 req.paging_state = page.paging_state
         finally:
@@ -238,6 +279,11 @@ class FastSession:
 
     def _settings_of(self, profile: object) -> Settings:
         # read per call, as the driver reads them: a profile changed since applies at once
+        profiles = self._profiles
+        if profiles is not None:
+            ep = profiles.get(profile)
+            if ep is not None:
+                return Settings(self.session, profile, ep)
         return Settings(self.session, profile)
 
     def _request(self, query: object, parameters: Any, timeout: object, profile: object,
@@ -291,75 +337,111 @@ class FastSession:
         deadline = None if req.timeout is None else self._clock() + req.timeout
 
         def run(plan: Iterator[Any], at: float | None) -> Any:
-            return self._run(req, columnar, plan, at)
+            return self._run(req, columnar, None, plan, at)
         result, sent = await speculate(run, query_plan(self.session, req), spec, self.loop,
                                        deadline)
         self.speculative_executions += sent - 1
         page: tuple[Page, Any] = result
         return page
 
-    async def _run(self, req: Request, columnar: bool, plan: Iterator[Any] | None = None,
+    def _send_first(self, req: Request) -> Attempt | None:
+        """Send ``req`` to the first host of its plan when a connection there is ready for
+        it (the first try of :meth:`_run`, without a coroutine of its own); None: a call
+        with speculative executions (:meth:`_page_of` sends it)."""
+        if req.settings.speculative is not None and req.idempotent:
+            return None
+        plan = query_plan(self.session, req)
+        timeout = req.timeout
+        sent = Attempt(plan, first_host(plan),
+                       None if timeout is None else self._clock() + timeout)
+        host = sent.host
+        if host is None:
+            return sent
+        conn = self._pool.by_host_id.get(id(host))
+        if conn is None or not conn.has_room():  # has_room: also not closed
+            return sent
+        keyspace = self.session.keyspace
+        if keyspace and conn.keyspace != keyspace:
+            return sent
+        sent.fut = conn.request(req.opcode, req.body(self.version), req.flags, timeout)
+        sent.conn = conn
+        return sent
+
+    async def _run(self, req: Request, columnar: bool, sent: Attempt | None = None,
+                   plan: Iterator[Any] | None = None,
                    deadline: float | None = -1.0) -> tuple[Page, Any]:
         """Send ``req`` until a host answers it (its page) or the policies give up;
-        ``plan`` (the hosts to try) and ``deadline`` (the loop's time) of a speculative
-        execution are its call's."""
+        ``sent``: the first try, made by :meth:`_send_first` (with its answer when it
+        was sent); ``plan`` (the hosts to try) and ``deadline`` (the loop's time) of a
+        speculative execution are its call's."""
         session = self.session
         version = self.version
         left: float | None = None
-        if deadline is not None and deadline < 0:
-            # the call's own deadline: what is left of it now is its whole timeout
-            left = req.timeout
-            deadline = None if left is None else self._clock() + left
-        elif deadline is not None:
-            left = deadline - self._clock()
-        if plan is None:
-            plan = query_plan(session, req)
+        answer: Frame | ConnectionShutdown | None = None
+        conn: Connection | None = None
+        if sent is not None:
+            plan = sent.plan
+            deadline = sent.deadline
+            host = sent.host
+            answer = sent.answer
+            conn = sent.conn
+        else:
+            if deadline is not None and deadline < 0:
+                # the call's own deadline: what is left of it now is its whole timeout
+                deadline = None if req.timeout is None else self._clock() + req.timeout
+            if plan is None:
+                plan = query_plan(session, req)
+            host = first_host(plan)
         errors: dict[Any, BaseException] = {}
         retries = 0
         reprepares = 0
-        host = next(plan, None)
         last = host
-        first = True
         while True:
-            if first:
-                first = False
-            else:
+            if answer is None:
                 left = None if deadline is None else deadline - self._clock()
-            if left is not None and left <= 0:  # also when the plan ran out meanwhile
-                raise OperationTimedOut(errors=errors, last_host=last)
-            if host is None:
-                raise NoHostAvailable("Unable to complete the operation against any hosts",
-                                      errors)
-            last = host
-            try:
-                conn = self._pool.by_host_id.get(id(host))
-                if conn is None or conn.closed:
-                    conn = await self._pool.get(host, session.keyspace, left)
-                if not conn.has_room():
-                    if left is None:
-                        await conn.wait_slot()
-                    else:
-                        await asyncio.wait_for(conn.wait_slot(), left)
-                keyspace = session.keyspace
-                if keyspace and conn.keyspace != keyspace:
-                    await use_keyspace(conn, keyspace, self.connect_timeout if left is None
-                                       else min(left, self.connect_timeout))
-                fut = conn.request(req.opcode, req.body(version), req.flags, left)
-            except _UNREACHABLE as exc:
-                errors[host] = exc
-                host = next(plan, None)
-                continue
-            try:
-                frame: Frame = await fut
-            except ConnectionShutdown as exc:
-                errors[host] = exc
+                if left is not None and left <= 0:  # also when the plan ran out meanwhile
+                    raise OperationTimedOut(errors=errors, last_host=last)
+                if host is None:
+                    raise NoHostAvailable("Unable to complete the operation against any "
+                                          "hosts", errors)
+                last = host
+                try:
+                    conn = self._pool.by_host_id.get(id(host))
+                    if conn is None or conn.closed:
+                        conn = await self._pool.get(host, session.keyspace, left)
+                    if not conn.has_room():
+                        if left is None:
+                            await conn.wait_slot()
+                        else:
+                            await asyncio.wait_for(conn.wait_slot(), left)
+                    keyspace = session.keyspace
+                    if keyspace and conn.keyspace != keyspace:
+                        await use_keyspace(conn, keyspace, self.connect_timeout if left is None
+                                           else min(left, self.connect_timeout))
+                    fut = conn.request(req.opcode, req.body(version), req.flags, left)
+                except _UNREACHABLE as exc:
+                    errors[host] = exc
+                    host = first_host(plan)
+                    continue
+                try:
+                    answer = await fut
+                except ConnectionShutdown as exc:
+                    answer = exc
+            elif deadline is not None:
+                left = deadline - self._clock()
+            got = answer
+            answer = None
+            if isinstance(got, ConnectionShutdown):
+                errors[host] = got
                 if not (req.is_read or req.idempotent):
-                    raise
+                    raise got
                 decision = req.retry_policy.on_request_error(
-                    req.policy_statement(), req.consistency, exc, retries)
-                host = await self._decide(decision, exc, req, host, plan)
+                    req.policy_statement(), req.consistency, got, retries)
+                host = await self._decide(decision, got, req, host, plan)
                 retries += 1
                 continue
+            assert got is not None  # sent, and answered (the loop's send part set it)
+            frame: Frame = got
             if frame.opcode == OP_RESULT:
                 return self._decoder.page(frame, version, req.ps, req.sent_metadata,
                                          req.row_factory, columnar), host
@@ -367,7 +449,7 @@ class FastSession:
                 raise ConnectionShutdown(f"cqlcodec: unexpected answer {frame.opcode} from {host}")
             msg = error_message(frame, version)
             if isinstance(msg, PreparedQueryNotFound) and req.ps is not None \
-                    and reprepares < _REPREPARES:
+                    and reprepares < _REPREPARES and conn is not None:
                 reprepares += 1
                 try:
                     await self._reprepare(conn, req, left)
@@ -375,7 +457,7 @@ class FastSession:
                     # the statement was not run there (UNPREPARED): any statement may go
                     # to the next host, a write too
                     errors[host] = exc
-                    host = next(plan, None)
+                    host = first_host(plan)
                 continue
             decision = self._retry_decision(req, msg, retries)
             if decision is None:
@@ -419,7 +501,7 @@ class FastSession:
             req.consistency = consistency
         if kind == _RETRY:
             return host
-        return next(plan, None)
+        return first_host(plan)
 
 
 async def connect(session: Any, *, max_in_flight: int = 1024,

@@ -43,18 +43,28 @@ from cqlcodec.requests.frames import (
 
 if TYPE_CHECKING:
     from cqlcodec.driver.installer import _BindPlan
+    from cqlcodec.protocol.prepared import Prepared
 
 _UNSET_FETCH: Final[object] = FETCH_SIZE_UNSET
 _UNSET_VALUE: Final[object] = UNSET_VALUE
+_LEGACY: Final[object] = _ConfigMode.LEGACY
+_PROFILES: Final[object] = _ConfigMode.PROFILES
+_TIME: Final = time.time
+_NO_SPECULATION: Final[type] = NoSpeculativeExecutionPolicy
 
 
 class Settings:
     """The execution profile's settings a request falls back on (or, for a cluster
     configured without profiles, the session's and cluster's)."""
 
-    def __init__(self, session: Any, profile: object) -> None:
+    def __init__(self, session: Any, profile: object, ep: Any = None) -> None:
+        """``ep``: the execution profile ``profile`` names, when the caller found it
+        (:func:`profiles_of`)."""
+        if ep is not None:
+            self._read(ep)
+            return
         cluster = session.cluster
-        if getattr(cluster, "_config_mode", None) == _ConfigMode.LEGACY:
+        if getattr(cluster, "_config_mode", None) == _LEGACY:
             self.timeout: float | None = session.default_timeout
             self.consistency: int = session.default_consistency_level
             self.serial: int | None = session.default_serial_consistency_level
@@ -63,20 +73,54 @@ class Settings:
             self.load_balancing: Any = cluster.load_balancing_policy
             self.speculative: Any = None
             return
-        ep = _profile_of(session, cluster, profile)
-        if getattr(ep, "continuous_paging_options", None):
+        self._read(_profile_of(session, cluster, profile))
+
+    def _read(self, ep: Any) -> None:
+        # the driver's own class keeps every setting in the instance's dict: read there
+        # (a dict lookup each, not an attribute lookup); any other profile by attribute
+        fields: dict[str, Any] = ep.__dict__ if type(ep) is ExecutionProfile else {}
+        try:
+            paging = fields["continuous_paging_options"]
+            timeout = fields["request_timeout"]
+            consistency = fields["consistency_level"]
+            serial = fields["serial_consistency_level"]
+            retry_policy = fields["retry_policy"]
+            row_factory = fields["row_factory"]
+            load_balancing = fields["load_balancing_policy"]
+            speculative = fields["speculative_execution_policy"]
+        except KeyError:
+            paging = getattr(ep, "continuous_paging_options", None)
+            timeout = ep.request_timeout
+            consistency = ep.consistency_level
+            serial = ep.serial_consistency_level
+            retry_policy = ep.retry_policy
+            row_factory = ep.row_factory
+            load_balancing = ep.load_balancing_policy
+            speculative = ep.speculative_execution_policy
+        if paging:
             raise UnsupportedRequestError(
                 "cqlcodec's request path does not do continuous paging (DSE): use "
                 "session.execute_async with that execution profile")
-        self.timeout = ep.request_timeout
-        self.consistency = ep.consistency_level
-        self.serial = ep.serial_consistency_level
-        self.retry_policy = ep.retry_policy
-        self.row_factory = ep.row_factory
-        self.load_balancing = ep.load_balancing_policy
-        speculative = ep.speculative_execution_policy
+        self.timeout = timeout
+        self.consistency = consistency
+        self.serial = serial
+        self.retry_policy = retry_policy
+        self.row_factory = row_factory
+        self.load_balancing = load_balancing
         self.speculative = None if speculative is None or \
-            isinstance(speculative, NoSpeculativeExecutionPolicy) else speculative
+            isinstance(speculative, _NO_SPECULATION) else speculative
+
+
+def profiles_of(session: Any) -> dict[object, Any] | None:
+    """The cluster's execution profiles by name (the profile manager's own dict, which
+    the driver adds to), when every call of ``session`` reads its settings from them: a
+    cluster configured with profiles (for good) and a session that looks them up the
+    driver's way; else None."""
+    cluster = session.cluster
+    if getattr(cluster, "_config_mode", None) != _PROFILES or not _driver_lookup(type(session)):
+        return None
+    profiles = getattr(getattr(cluster, "profile_manager", None), "profiles", None)
+    return profiles if type(profiles) is dict else None
 
 
 def _profile_of(session: Any, cluster: Any, profile: object) -> Any:
@@ -106,6 +150,23 @@ def _driver_lookup(kind: type) -> bool:
     return known
 
 
+class _Plan:
+    """The request path's copy of a statement's bind plan (:func:`cqlcodec.driver.install`'s
+    ``_BindPlan``, a Python object): the same fields, read natively on every call."""
+
+    def __init__(self, plan: _BindPlan) -> None:
+        self.column_metadata: object = plan.column_metadata
+        self.protocol_version: object = plan.protocol_version
+        self.routing: object = plan.routing
+        self.policy: object = plan.policy
+        self.prepared: Prepared | None = plan.prepared
+        self.plan = plan  # what adapt_values takes
+        self.adapted = plan.adapters is not None
+
+
+_PLAN_KEY: Final = "_cqlcodec_request_bind"
+
+
 class Binder:
     """Binds a driver ``PreparedStatement``'s values with cqlcodec (the plan
     :func:`cqlcodec.driver.install` keeps on the statement), else with the driver."""
@@ -117,22 +178,24 @@ class Binder:
 
     def bind(self, ps: PreparedStatement, values: Any) -> tuple[list[object], bytes | None]:
         """The encoded values and the routing key (None: the statement has none)."""
-        plan: _BindPlan | None = ps.__dict__.get("_cqlcodec_bind")  # the plan kept on it,
-        if (plan is None or plan.column_metadata is not ps.column_metadata  # if still its
+        kept: dict[str, Any] = ps.__dict__
+        plan: _Plan | None = kept.get(_PLAN_KEY)  # the plan kept on it, if still its
+        if (plan is None or plan.column_metadata is not ps.column_metadata
                 or plan.protocol_version != ps.protocol_version
                 or plan.routing is not ps.routing_key_indexes
                 or plan.policy is not ps.column_encryption_policy):
-            plan = self._plan_of(ps)  # else made anew (what bind_plan checks and does)
+            plan = _Plan(self._plan_of(ps))  # else made anew (what bind_plan checks and does)
+            kept[_PLAN_KEY] = plan
         prepared = plan.prepared
         if prepared is not None:
             try:
                 if values is None:
                     values = ()
-                if plan.adapters is None and (type(values) is tuple or type(values) is list) \
+                if not plan.adapted and (type(values) is tuple or type(values) is list) \
                         and not _has_unset(values):
                     bound = prepared.bind(values)  # the driver's values are cqlcodec's
                 else:
-                    bound = prepared.bind(self._adapt(values, plan))
+                    bound = prepared.bind(self._adapt(values, plan.plan))
                 key = bound.routing_key if plan.routing else None
                 values_made: list[Any] = bound.values  # made for this call alone: not copied
                 return values_made, key
@@ -238,18 +301,17 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
     if custom:
         raise UnsupportedRequestError(
             "cqlcodec's request path does not send custom payloads: use session.execute_async")
-    version: int = session.cluster.protocol_version
     req: Request
     if isinstance(stmt, PreparedStatement):
         values, key = binder.bind(stmt, parameters)
-        req = Request(OP_EXECUTE, stmt.query_string, stmt, values, settings)
+        req = Request(OP_EXECUTE, "", stmt, values, settings)  # the text: ps.query_string
         req.routing_key = key
         _prepared_fields(req, stmt, stmt)
     elif isinstance(stmt, BoundStatement):
         if parameters:
             raise ValueError("a BoundStatement takes no parameters (they are bound already)")
         ps = stmt.prepared_statement
-        req = Request(OP_EXECUTE, ps.query_string, ps, list(stmt.values), settings)
+        req = Request(OP_EXECUTE, "", ps, list(stmt.values), settings)
         req.routing_key = _routing_of(stmt)
         req.statement = stmt
         _prepared_fields(req, ps, stmt)
@@ -260,7 +322,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         req = Request(OP_QUERY, text, None, None, settings)
         req.routing_key = _routing_of(stmt)
         req.keyspace = stmt.keyspace or session.keyspace
-        req.query_keyspace = stmt.keyspace if version >= 5 else None
+        req.query_keyspace = stmt.keyspace if session.cluster.protocol_version >= 5 else None
         req.statement = stmt
         req.is_read = text.lstrip()[:6].upper() == "SELECT"
     elif isinstance(stmt, EncodedBatch):  # cqlcodec's own batches (columnar inserts)
@@ -303,8 +365,10 @@ def client_timestamp(generator: Any) -> int:
     if type(generator) is not MonotonicTimestampGenerator:
         result: int = generator()
         return result
-    with generator.lock:
-        now = int(time.time() * 1e6)
+    lock = generator.lock
+    lock.acquire()
+    try:
+        now = int(_TIME() * 1e6)
         last: int = generator.last
         if now > last:
             generator.last = now
@@ -312,6 +376,8 @@ def client_timestamp(generator: Any) -> int:
         generator._maybe_warn(now=now)
         generator.last = last + 1
         return last + 1
+    finally:
+        lock.release()
 
 
 def _prepared_fields(req: Request, ps: PreparedStatement, stmt: Any) -> None:

@@ -1,0 +1,57 @@
+"""The request path's binding keeps a native copy of a statement's bind plan on the
+statement and makes it again when the statement changes (new bind metadata after a
+re-prepare, another protocol version): the bytes are always the driver's for the
+statement as it is now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("cassandra")
+
+from cassandra.cqltypes import Int32Type, LongType, UTF8Type  # noqa: E402
+from cassandra.protocol import ColumnMetadata  # noqa: E402
+from cassandra.query import BoundStatement, PreparedStatement  # noqa: E402
+
+from cqlcodec.requests.statements import Binder  # noqa: E402
+
+
+def _statement(types: list[Any]) -> Any:
+    columns = [ColumnMetadata("ks", "t", f"c{i}", t) for i, t in enumerate(types)]
+    made: Any = PreparedStatement
+    return made(columns, b"q-bind", [0], "insert", "ks", 4, None, None, None)
+
+
+def _drivers(ps: Any, values: tuple[Any, ...]) -> tuple[list[Any], Any]:
+    bound = BoundStatement(ps).bind(values)
+    return list(bound.values), bound.routing_key
+
+
+def test_values_and_routing_key_are_the_drivers() -> None:
+    ps = _statement([Int32Type, UTF8Type])
+    binder = Binder()
+    for values in [(1, "a"), (-7, ""), (2**31 - 1, "é" * 300)]:
+        assert binder.bind(ps, values) == _drivers(ps, values)
+
+
+def test_a_statement_whose_columns_changed_is_bound_by_its_new_columns() -> None:
+    ps = _statement([Int32Type, UTF8Type])
+    binder = Binder()
+    values, _ = binder.bind(ps, (5, "x"))
+    assert values[0] == (5).to_bytes(4, "big")
+    ps.column_metadata = [ColumnMetadata("ks", "t", "c0", LongType),
+                          ColumnMetadata("ks", "t", "c1", UTF8Type)]
+    values, key = binder.bind(ps, (5, "x"))
+    assert values[0] == (5).to_bytes(8, "big")  # a bigint now: the plan was made again
+    assert (values, key) == _drivers(ps, (5, "x"))
+
+
+def test_values_cqlcodec_refuses_get_the_drivers_error() -> None:
+    ps = _statement([Int32Type, UTF8Type])
+    with pytest.raises(Exception) as ours:
+        Binder().bind(ps, ("not an int", "x"))
+    with pytest.raises(Exception) as theirs:
+        _drivers(ps, ("not an int", "x"))
+    assert type(ours.value) is type(theirs.value)
