@@ -2,15 +2,28 @@
 
 The policy's ``make_query_plan`` is given the keyspace and a statement carrying the
 request's routing key (token-aware policies find the replicas from the cluster's token
-map); hosts that are down are skipped, as the driver skips them.
+map); hosts that are down are skipped, as the driver skips them. Two of the driver's
+policies are followed here without a Python call per request: ``RoundRobinPolicy``, and
+cassandra-driver's ``TokenAwarePolicy`` over its ``DCAwareRoundRobinPolicy`` (the
+default), when their code is the code this module follows (checked once per class by
+its source: scylla-driver's token-aware policy, which also routes by tablets, and any
+other version or subclass are asked as they are).
 """
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Iterator
-from typing import Any
+from random import shuffle
+from typing import Any, Final
 
-from cassandra.policies import RoundRobinPolicy
+from cassandra.policies import (
+    DCAwareRoundRobinPolicy,
+    HostDistance,
+    RoundRobinPolicy,
+    TokenAwarePolicy,
+)
 
 from cqlcodec.requests.statements import Request
 
@@ -44,7 +57,10 @@ def query_plan(session: Any, request: Request) -> Iterator[Any]:
         stmt = request.statement
         if stmt is None:
             stmt = Routed(request.keyspace, request.table, request.routing_key)
-        plan = policy.make_query_plan(session.keyspace, stmt)
+        if type(policy) is TokenAwarePolicy and followed(policy):
+            plan = token_aware_plan(policy, session.keyspace, stmt)
+        else:
+            plan = policy.make_query_plan(session.keyspace, stmt)
     for host in plan:
         if host.is_up is not False:
             yield host
@@ -69,3 +85,60 @@ def round_robin_plan(policy: Any) -> list[Any]:
         return hosts
     pos %= length
     return hosts[pos:] + hosts[:pos] if pos else hosts
+
+
+# sha256 of the source of cassandra-driver's TokenAwarePolicy.make_query_plan,
+# DCAwareRoundRobinPolicy.distance and DCAwareRoundRobinPolicy._dc that
+# token_aware_plan follows (3.30.1)
+_FOLLOWED_SOURCES: Final = frozenset({
+    "2176981432fcde58cb6b8cbf7c27633e2a5ed5d9d22d826b5f6c426db604eafa",
+})
+_FOLLOWED: Final[dict[type, bool]] = {}
+
+
+def source_digest(functions: list[Any]) -> str | None:
+    """sha256 of the functions' source text (None when it cannot be read)."""
+    try:
+        text = "".join(inspect.getsource(f) for f in functions)
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def followed(policy: Any) -> bool:
+    """Whether :func:`token_aware_plan` gives what ``policy.make_query_plan`` gives: a
+    ``TokenAwarePolicy`` over a ``DCAwareRoundRobinPolicy``, both of the code followed."""
+    child = getattr(policy, "_child_policy", None)
+    if type(child) is not DCAwareRoundRobinPolicy:
+        return False
+    known = _FOLLOWED.get(TokenAwarePolicy)
+    if known is None:
+        digest = source_digest([TokenAwarePolicy.make_query_plan,
+                                DCAwareRoundRobinPolicy.distance, DCAwareRoundRobinPolicy._dc])
+        known = digest in _FOLLOWED_SOURCES
+        _FOLLOWED[TokenAwarePolicy] = known
+    return known
+
+
+def token_aware_plan(policy: Any, working_keyspace: str | None, query: Any) -> Iterator[Any]:
+    """``policy.make_query_plan(working_keyspace, query)`` of a policy :func:`followed`:
+    the replicas of the routing key that are up and in the local datacenter (shuffled
+    when the policy says so), then the child policy's plan without them (a replica
+    there only when remote)."""
+    keyspace = query.keyspace if query.keyspace else working_keyspace
+    child: Any = policy._child_policy
+    routing_key = query.routing_key
+    if routing_key is None or keyspace is None:
+        for host in child.make_query_plan(keyspace, query):
+            yield host
+        return
+    replicas = policy._cluster_metadata.get_replicas(keyspace, routing_key)
+    if policy.shuffle_replicas:
+        shuffle(replicas)
+    for replica in replicas:
+        # child.distance(replica) == LOCAL: its datacenter (else the local one) is local
+        if replica.is_up and (replica.datacenter or child.local_dc) == child.local_dc:
+            yield replica
+    for host in child.make_query_plan(keyspace, query):
+        if host not in replicas or child.distance(host) == HostDistance.REMOTE:
+            yield host

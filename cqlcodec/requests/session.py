@@ -159,18 +159,20 @@ class FastSession:
     async def execute(self, query: object, parameters: Any = None, *, timeout: object = _NOT_SET,
                       execution_profile: object = EXEC_PROFILE_DEFAULT,
                       paging_state: bytes | None = None, trace: bool = False,
-                      all_pages: bool = True) -> FastResult:
+                      all_pages: bool = True, host: Any = None) -> FastResult:
         """``session.execute(query, parameters, ...)`` on this path: every row of every
         page (``all_pages=False``: the first page only, and its ``paging_state`` to pass
-        again), as the execution profile's row factory makes them. Beyond
-        ``max_in_flight`` calls per connection, a call waits for its turn before its
-        request is built."""
+        again), as the execution profile's row factory makes them; ``host`` (one of the
+        cluster's ``Host`` objects): sent to that host alone, as the driver's ``host=``
+        (``NoHostAvailable`` when it cannot be reached). Beyond ``max_in_flight`` calls
+        per connection, a call waits for its turn before its request is built."""
         gate = self._gate
         if not gate.enter(len(self._pool.conns)):
             await gate.wait()
         try:
             req = self._request(query, parameters, timeout, execution_profile, paging_state,
                                 trace)
+            req.host = host
             rows: list[Any] = []
             names: list[str] | None = None
             while True:
@@ -217,14 +219,15 @@ class FastSession:
                               timeout: object = _NOT_SET,
                               execution_profile: object = EXEC_PROFILE_DEFAULT,
                               paging_state: bytes | None = None,
-                              fetch_size: int | None = None) -> Any:
+                              fetch_size: int | None = None, host: Any = None) -> Any:
         """Every page of a query's rows decoded into columns: a
         :class:`~cqlcodec.driver.ColumnPages`, as :func:`cqlcodec.aio.execute_columns`
-        returns (``fetch_size``: rows per page, else the statement's or the session's)."""
+        returns (``fetch_size``: rows per page, else the statement's or the session's;
+        ``host``: every page from that host alone, as :meth:`execute`'s)."""
         from cqlcodec.requests.pages import all_columns, send_pages
         return await all_columns(send_pages(self, query, parameters, fetch_size=fetch_size,
                                             paging_state=paging_state, timeout=timeout,
-                                            execution_profile=execution_profile))
+                                            execution_profile=execution_profile, host=host))
 
     async def prepare(self, query: str, keyspace: str | None = None) -> PreparedStatement:
         """Prepare ``query`` (on one host of the plan; other hosts prepare it when they

@@ -15,9 +15,16 @@ class ColumnEncryptionPolicy:
     # defined by the concrete policies (AES256ColumnEncryptionPolicy), used by the driver
     def column_type(self, coldesc: ColDesc) -> type[_CassandraType]: ...
 
+class HostDistance:
+    LOCAL_RACK: int
+    LOCAL: int
+    REMOTE: int
+    IGNORED: int
 class LoadBalancingPolicy:
     def make_query_plan(self, working_keyspace: str | None = None,
                         query: Any = None) -> Iterator[Any]: ...
+    def distance(self, host: Any) -> int: ...
+    def populate(self, cluster: Any, hosts: Any) -> None: ...
 class RoundRobinPolicy(LoadBalancingPolicy):
     _position: int
     _live_hosts: frozenset[Any]
@@ -32,8 +39,13 @@ class ExponentialReconnectionPolicy(ReconnectionPolicy):
     def __init__(self, base_delay: float, max_delay: float,
                  max_attempts: int | None = 64) -> None: ...
 class DCAwareRoundRobinPolicy(LoadBalancingPolicy):
+    local_dc: str | None
+    _position: int
     def __init__(self, local_dc: str = "", used_hosts_per_remote_dc: int = 0) -> None: ...
+    def _dc(self, host: Any) -> str | None: ...
 class TokenAwarePolicy(LoadBalancingPolicy):
+    shuffle_replicas: bool
+    _child_policy: LoadBalancingPolicy
     def __init__(self, child_policy: LoadBalancingPolicy, shuffle_replicas: bool = True) -> None: ...
 class RetryPolicy:
     RETRY: int

@@ -91,6 +91,32 @@ def test_requests_go_to_a_replica_of_their_key(session: Session) -> None:
     assert reprepared >= 1  # the nodes that had not seen the statement
 
 
+def test_host_targeting_sends_every_request_to_that_node(session: Session) -> None:
+    read = session.prepare("SELECT k, v FROM kv WHERE k = ?")
+    hosts = sorted(session.cluster.metadata.all_hosts(), key=str)
+    keys = range(0, KEYS, 20)
+
+    async def main(fast: FastSession) -> list[tuple[Any, list[Any], dict[Any, int]]]:
+        out = []
+        for host in hosts:
+            await fast.execute(read, (0,), host=host)  # its connection open before counting
+            before = {h: conn.sent for h, conn in fast._pool.conns.items()}
+            results = await asyncio.gather(*(fast.execute(read, (k,), host=host) for k in keys))
+            carried = {h: conn.sent - before.get(h, 0) for h, conn in fast._pool.conns.items()}
+            out.append((host, results, carried))
+        return out
+
+    metadata = session.cluster.metadata
+    for host, results, carried in asyncio.run(_with_fast(session, main)):
+        assert {h: n for h, n in carried.items() if n} == {host: len(keys)}, (host, carried)
+        for k, result in zip(keys, results):
+            assert result.coordinator is host
+            assert [tuple(r) for r in result] == [(k, value_of(k))]
+        # a node that is no replica of a key coordinates its read all the same
+        assert any(host not in metadata.get_replicas(KEYSPACE, read.bind((k,)).routing_key)
+                   for k in keys)
+
+
 async def _with_fast(session: Session, main: Any) -> Any:
     async with await aio.connect(session) as fast:
         return await main(fast)

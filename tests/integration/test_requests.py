@@ -442,6 +442,34 @@ def test_token_aware_routing_with_the_default_policy(pair: SessionPair) -> None:
     assert coordinators and coordinators <= replicas
 
 
+def test_host_targeting_sends_to_that_host_alone(pair: SessionPair) -> None:
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.policies import SimpleConvictionPolicy
+    from cassandra.pool import Host
+
+    session = pair.codec
+    ps = session.prepare(f"{SELECT_EVERYTHING} WHERE k = ?")
+    key = next(iter(session.execute("SELECT k FROM everything"))).k
+    want = list(session.execute(ps, [key]))
+    (host,) = session.cluster.metadata.all_hosts()
+    nowhere = Host("127.0.0.1:1", SimpleConvictionPolicy)  # nothing listens on port 1
+
+    async def main(fast: FastSession) -> tuple[Any, int, BaseException, int, int]:
+        got = await fast.execute(ps, [key], host=host)
+        columns = await fast.execute_columns(ps, [key], host=host)
+        sent = _frames_sent(fast)
+        with pytest.raises(NoHostAvailable) as refused:
+            await fast.execute(ps, [key], host=nowhere, timeout=5)
+        rows = sum(batch.num_rows for batch in columns)
+        return got, rows, refused.value, sent, _frames_sent(fast)
+    got, rows, refused, sent, sent_after = with_fast(session, main)
+    assert got.coordinator is host
+    assert_same_rows(want, got.rows, "host=")
+    assert rows == len(want) == 1
+    assert sent_after == sent  # the host that cannot be reached: no other host was asked
+    assert "127.0.0.1:1" in str(refused)
+
+
 SUBMITTED_AT_ONCE = 100_000
 MEMORY_BOUND_MB = 200
 
