@@ -57,6 +57,7 @@ INTERPRETED: dict[str, str] = {
     "columnar.arrow": "the Arrow C data interface through ctypes (structs, callbacks): per column, not per cell",
     "columnar.numpy_conv": "numpy views of finished buffers: calls numpy",
     "columnar.bind_input": "reads numpy, pyarrow, polars and pandas columns and converts them with numpy",
+    "columnar.arrow_numbers": "numpy views of pyarrow buffers: calls numpy per column",
     "columnar.unify": "pyarrow casts per column of a finished result (calls pyarrow)",
     "columnar.stream": "an Arrow C stream through ctypes callbacks: per page, not per cell",
     "columnar.ctypes_guard": "ctypes callbacks whose first bytecodes must take a pending exception",

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from cqlcodec import kinds as K
 from cqlcodec.codecs.numpy_vectors import F32_OVERFLOW, encode_vector
+from cqlcodec.columnar.arrow_numbers import arrow_fixed_values, arrow_validity
 from cqlcodec.types.model import CqlType
 from cqlcodec.values import Date
 
@@ -334,7 +335,7 @@ def _arrow_source(name: str, column: Any) -> Source:
         return Source(name, arrow=column)
     mask = None
     if column.null_count:
-        mask = column.is_null().to_numpy(zero_copy_only=False)
+        mask = ~arrow_validity(column)
     return Source(name, typed, mask)
 
 
@@ -344,18 +345,17 @@ def _arrow_numpy(pyarrow: Any, column: Any, t: Any) -> Any:
     if np is None:
         return None
     if types.is_integer(t) or types.is_floating(t) or types.is_boolean(t):
-        filled = column.fill_null(False if types.is_boolean(t) else 0) if column.null_count else column
-        return filled.to_numpy(zero_copy_only=False)
+        return arrow_fixed_values(column, False if types.is_boolean(t) else 0)
     if types.is_timestamp(t) or types.is_time64(t) or types.is_date64(t) or types.is_time32(t):
         width = pyarrow.int32() if types.is_time32(t) else pyarrow.int64()
-        ints = column.view(width).fill_null(0).to_numpy(zero_copy_only=False)
+        ints = arrow_fixed_values(column.view(width))
         if ints.size and width == pyarrow.int64() and int(ints.min()) == -(1 << 63):
             return None  # numpy's NaT, a value here (-2**63 ms): read through Arrow
         unit = "ms" if types.is_date64(t) else t.unit
         kind = "M8" if types.is_timestamp(t) or types.is_date64(t) else "m8"
         return ints.astype("i8").view(f"{kind}[{unit}]")
     if types.is_date32(t):
-        days = column.view(pyarrow.int32()).fill_null(0).to_numpy(zero_copy_only=False)
+        days = arrow_fixed_values(column.view(pyarrow.int32()))
         return days.astype("i8").view("M8[D]")
     if types.is_fixed_size_list(t):
         item = t.value_type
@@ -365,7 +365,7 @@ def _arrow_numpy(pyarrow: Any, column: Any, t: Any) -> Any:
         values = column.values.slice(column.offset * dim, len(column) * dim)
         if values.null_count:
             return None  # a null element somewhere: rows are checked one by one
-        return values.to_numpy(zero_copy_only=False).reshape(len(column), dim)
+        return arrow_fixed_values(values).reshape(len(column), dim)
     return None
 
 

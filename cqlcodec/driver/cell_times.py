@@ -33,14 +33,15 @@ from typing import Any, Final
 
 from cassandra.cluster import Session
 
+from cqlcodec.columnar.arrow_numbers import arrow_fixed_values, arrow_validity
 from cqlcodec.driver.columns import InsertFailure, InsertResult, insert_columns
 from cqlcodec.driver.list_repeats import ListPlan
+from cqlcodec.driver.row_take import row_indices, take_rows
 from cqlcodec.driver.sources import LoadError
 from cqlcodec.errors import BindError
 from cqlcodec.types.names import quote_name
 
-__all__ = ["TimedColumns", "python_values", "select_list", "take_rows", "time_column_types",
-           "time_columns",
+__all__ = ["TimedColumns", "python_values", "select_list", "time_column_types", "time_columns",
            "timed_names", "write_timed_chunk"]
 
 WRITETIME: Final = "writetime({})"
@@ -192,13 +193,6 @@ def _runs(count: int, times: list[Any], ttls: list[Any]) -> list[tuple[int, int,
     return runs
 
 
-def take_rows(pa: Any, column: Any, rows: list[int]) -> Any:
-    """Rows ``rows`` of a column: an Arrow array or a list of Python values."""
-    if isinstance(column, list):
-        return [column[i] for i in rows]
-    return column.take(pa.array(rows, type=pa.int64()))
-
-
 def python_values(column: Any) -> list[Any]:
     """A column (an Arrow array or a list) as a list of Python values."""
     return column if isinstance(column, list) else list(column.to_pylist())
@@ -345,7 +339,7 @@ def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, A
     one = np.ones(rows, dtype=bool)
     for column in sources:
         if column.null_count:
-            one &= _valid(column)
+            one &= arrow_validity(column)
 
     def filled(column: Any, empty: int) -> Any:
         return np.full(rows, empty, dtype=np.int64) if column is None else _ints(column, empty)
@@ -366,45 +360,13 @@ def _add_one_time_rows(pending_of: dict[_Shape, _Pending], batch: Mapping[str, A
     return [int(i) for i in np.flatnonzero(~one)]
 
 
-def _chunks(column: Any) -> list[Any]:
-    return list(column.chunks) if hasattr(column, "chunks") else [column]
-
-
-def _valid(column: Any) -> Any:
-    """Which values of an Arrow array (or chunked array) are set, as a numpy bool array,
-    read from its validity bitmaps (pyarrow.compute takes a second to import)."""
-    import numpy as np
-
-    parts = []
-    for chunk in _chunks(column):
-        n = len(chunk)
-        bitmap = chunk.buffers()[0]
-        if not chunk.null_count:
-            parts.append(np.ones(n, dtype=bool))
-        elif bitmap is None:  # the null type: nothing set
-            parts.append(np.zeros(n, dtype=bool))
-        else:
-            bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
-            parts.append(bits[chunk.offset:chunk.offset + n].astype(bool))
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
-
-
 def _ints(column: Any, empty: int) -> Any:
     """An int32 or int64 Arrow array (or chunked array) as numpy int64, ``empty`` where
-    null, read from its buffers."""
+    null."""
     import numpy as np
 
-    parts = []
-    for chunk in _chunks(column):
-        n = len(chunk)
-        dtype = np.int64 if str(chunk.type) == "int64" else np.int32
-        data = chunk.buffers()[1]
-        values = np.zeros(n, dtype=np.int64) if data is None else np.frombuffer(
-            data, dtype=dtype, count=chunk.offset + n)[chunk.offset:].astype(np.int64)
-        if chunk.null_count:
-            values = np.where(_valid(chunk), values, empty)
-        parts.append(values)
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    values = arrow_fixed_values(column).astype(np.int64)
+    return np.where(arrow_validity(column), values, empty) if column.null_count else values
 
 
 def _add_deletion(phases: list[dict[_Shape, _Pending]], phase: int, name: str, row: int,
@@ -473,6 +435,7 @@ def _bind_columns(pa: Any, shape: _Shape, pending: _Pending, data: Mapping[str, 
     import numpy as np
 
     columns: dict[str, Any] = {}
+    indices = row_indices(pa, pending.rows)
     n = 0
     if shape.timestamp:
         columns[f"p{n}"] = np.array(pending.timestamps, dtype=np.int64)
@@ -482,13 +445,13 @@ def _bind_columns(pa: Any, shape: _Shape, pending: _Pending, data: Mapping[str, 
         n += 1
     if not shape.element or shape.delete:
         for name in [*shape.keys, *shape.cells] if not shape.delete else shape.keys:
-            columns[f"p{n}"] = take_rows(pa, data[name], pending.rows)
+            columns[f"p{n}"] = take_rows(pa, data[name], pending.rows, indices)
             n += 1
         return columns
     for j in range(max(1, len(shape.fields))):
         columns[f"p{n}"] = [v[j] for v in pending.values]
         n += 1
     for name in shape.keys:
-        columns[f"p{n}"] = take_rows(pa, data[name], pending.rows)
+        columns[f"p{n}"] = take_rows(pa, data[name], pending.rows, indices)
         n += 1
     return columns

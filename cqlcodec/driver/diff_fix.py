@@ -32,6 +32,7 @@ from cqlcodec.driver.diff_read import (
 from cqlcodec.driver.diff_values import DiffLayout, Side
 from cqlcodec.driver.diff_walk import Found
 from cqlcodec.driver.load import load_table
+from cqlcodec.driver.row_take import take_rows
 from cqlcodec.types.names import quote_name
 
 __all__ = ["fix_differences"]
@@ -67,7 +68,7 @@ class _Rows:
         for page, rows in self.pages.values():
             batch = pa.record_batch(page)
             names = [n for n in batch.schema.names[1:] if chosen is None or n in chosen]
-            batch = batch.select(names).take(pa.array(rows, type=pa.int64()))
+            batch = take_rows(pa, batch.select(names), rows)
             for name in nulled:
                 at = batch.schema.get_field_index(name)
                 batch = batch.set_column(at, batch.schema.field(at),

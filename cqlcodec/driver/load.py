@@ -28,7 +28,6 @@ from cqlcodec.driver.bad_rows import BadRow, BadRowsFile
 from cqlcodec.driver.cell_times import (
     TimedColumns,
     python_values,
-    take_rows,
     time_column_types,
     time_columns,
     write_timed_chunk,
@@ -44,6 +43,7 @@ from cqlcodec.driver.columns import (
 from cqlcodec.driver.list_repeats import ListPlan, ListRepeats
 from cqlcodec.driver.outage import DEFAULT_RETRY_TIMEOUT, Patience, check_retry_options
 from cqlcodec.driver.resend import RETRYABLE, insert_until_written, prepare_patiently
+from cqlcodec.driver.row_take import take_chunk_rows, take_rows
 from cqlcodec.driver.sender import SendsStopped, stopped_by
 from cqlcodec.driver.sources import (
     Chunk,
@@ -500,9 +500,9 @@ def _drop_row(pa: Any, batch: Any, row: int) -> Any:
 
 def _take_rows(pa: Any, batch: Any, rows: list[int]) -> Any:
     if isinstance(batch, Mapping):
-        return {n: take_rows(pa, c if isinstance(c, list) or hasattr(c, "take") else list(c),
-                             rows) for n, c in batch.items()}
-    return batch.take(pa.array(rows, type=pa.int64()))
+        return take_chunk_rows(pa, {n: c if isinstance(c, list) or hasattr(c, "take") else list(c)
+                                    for n, c in batch.items()}, rows)
+    return take_rows(pa, batch, rows)
 
 
 def _json_types(session: Session, table_name: str, renamed: Mapping[str, str],
@@ -662,7 +662,7 @@ def _load_timed_chunk(session: Session, pa: Any, batch: Any, chosen: Sequence[st
         sent = [r for r in rows if r not in unread]
         position = {r: j for j, r in enumerate(sent)}
         part = chunk if len(sent) == total else \
-            {n: take_rows(pa, c, sent) for n, c in chunk.items()}
+            take_chunk_rows(pa, chunk, sent)
         done = write_timed_chunk(session, pa, target, meta, part, len(sent), timed, statements,
                                  consistency_level, batch_by_replica=batch_by_replica,
                                  batch_bytes=batch_bytes, concurrency=concurrency,

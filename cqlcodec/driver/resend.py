@@ -23,8 +23,9 @@ from cassandra.query import PreparedStatement
 
 from cqlcodec.driver.columns import InsertFailure, StatementFor, insert_columns
 from cqlcodec.driver.outage import Patience
+from cqlcodec.driver.row_take import take_chunk_rows
 
-__all__ = ["RETRYABLE", "insert_until_written", "prepare_patiently", "take_chunk_rows"]
+__all__ = ["RETRYABLE", "insert_until_written", "prepare_patiently"]
 
 RETRYABLE: Final = (WriteTimeout, OperationTimedOut, Unavailable, NoHostAvailable,
                     ConnectionException, OSError)
@@ -41,18 +42,6 @@ def prepare_patiently(session: Session, cql: str,
             reason = patience.wait_to_retry()
             if reason is not None:
                 return exc, reason
-
-
-def take_chunk_rows(pa: Any, chunk: Mapping[str, Any], rows: list[int]) -> dict[str, Any]:
-    """The rows ``rows`` (positions) of every column of ``chunk`` (lists or Arrow arrays)."""
-    indices = pa.array(rows, type=pa.int64())
-    taken: dict[str, Any] = {}
-    for name, column in chunk.items():
-        if isinstance(column, list):
-            taken[name] = [column[i] for i in rows]
-        else:
-            taken[name] = column.take(indices)
-    return taken
 
 
 def insert_until_written(session: Session, pa: Any, statement: PreparedStatement,

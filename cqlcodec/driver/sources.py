@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
+from cqlcodec.driver.row_take import take_chunk_rows, take_rows
 from cqlcodec.driver.text_records import (
     RecordGroup,
     Unreadable,
@@ -736,10 +737,8 @@ def _tolerant_chunk(pa: Any, batch: Any, lines: list[int], csv_types: Mapping[st
 def _rows_of(pa: Any, data: Any, rows: list[int]) -> Any:
     """Rows ``rows`` of a record batch or of a mapping of columns (lists or arrays)."""
     if isinstance(data, Mapping):
-        indices = pa.array(rows, type=pa.int64())
-        return {n: [c[i] for i in rows] if isinstance(c, list) else c.take(indices)
-                for n, c in data.items()}
-    return data.take(pa.array(rows, type=pa.int64()))
+        return take_chunk_rows(pa, data, rows)
+    return take_rows(pa, data, rows)
 
 
 def _careful_csv_chunks(pa: Any, pcsv: Any, part: SourcePart, skip: int, chunk_rows: int,
