@@ -1,7 +1,8 @@
 """Client timeouts of one connection's requests with one loop timer, not one per request.
 
 Most requests of a connection share one timeout (their execution profile's): their
-``(deadline, stream id, future, timeout)`` entries go to a FIFO queue, in deadline order
+``(deadline, stream id, future, timeout)`` entries go to a FIFO queue (a list and the
+index of its head), in deadline order
 since the loop's clock only moves on; a request with another timeout (a retry's remaining
 time, a statement's own) goes to a heap. One ``loop.call_at`` waits for the earliest
 deadline of both. An answered request's entry leaves the queue when it comes to the front
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -30,14 +30,15 @@ class Deadlines:
 
     def __init__(self, loop: asyncio.AbstractEventLoop,
                  expire: Callable[[int, Any, float], None],
-                 waiters: list[Any] | None = None) -> None:
+                 waiters: list[Any]) -> None:
         self.loop: Final = loop
         self._clock: Final = loop_clock(loop)
         self._expire: Final = expire
         # the connection's future per stream id: an entry whose future is no longer
-        # there was answered (else: one whose future is done)
+        # there was answered
         self._waiters: Final = waiters
-        self._queue: deque[tuple[float, int, Any, float]] = deque()
+        self._queue: list[tuple[float, int, Any, float]] = []
+        self._head = 0  # the queue's entries before it are gone
         self._queue_timeout = -1.0  # the timeout of the queue's entries (-1: none yet)
         self._heap: list[tuple[float, int, int, Any, float]] = []
         self._seq = 0
@@ -49,18 +50,25 @@ class Deadlines:
         the connection's requests not answered (at least the entries still live)."""
         at = self._clock() + timeout
         queue = self._queue
-        if not queue:
+        head = self._head
+        if head == len(queue):
             self._queue_timeout = timeout
         if timeout == self._queue_timeout:
             queue.append((at, sid, fut, timeout))
+            waiters = self._waiters
             while True:  # the new entry is not answered: the loop ends there at the latest
-                head = queue[0]
-                if not self._answered(head[1], head[2]):
+                entry = queue[head]
+                if waiters[entry[1]] is entry[2]:
                     break
-                queue.popleft()
-            if len(queue) > 2 * in_flight + _SLACK:
-                self._queue = deque(entry for entry in queue
-                                    if not self._answered(entry[1], entry[2]))
+                head += 1
+            if len(queue) - head > 2 * in_flight + _SLACK:
+                self._queue = [entry for entry in queue[head:]
+                               if not self._answered(entry[1], entry[2])]
+                head = 0
+            elif head > _SLACK and 2 * head > len(queue):
+                del queue[:head]
+                head = 0
+            self._head = head
         else:
             self._seq += 1
             heap = self._heap
@@ -72,10 +80,7 @@ class Deadlines:
         self._rearm(at)
 
     def _answered(self, sid: int, fut: Any) -> bool:
-        waiters = self._waiters
-        if waiters is None:
-            return bool(fut.done())
-        return waiters[sid] is not fut
+        return self._waiters[sid] is not fut
 
     def _schedule(self, at: float) -> None:
         if self._timer is not None:
@@ -88,16 +93,17 @@ class Deadlines:
         now = self._clock() + _EARLY
         nxt = -1.0
         queue = self._queue
-        while queue:
-            at, sid, fut, timeout = queue[0]
+        while self._head < len(queue):
+            at, sid, fut, timeout = queue[self._head]
             if fut.done():
-                queue.popleft()
+                self._head += 1
                 continue
             if at > now:
                 nxt = at
                 break
-            queue.popleft()
+            self._head += 1
             self._expire(sid, fut, timeout)
+            queue = self._queue  # expire may have cleared it
         heap = self._heap
         while heap:
             at, _seq, sid, fut, timeout = heap[0]
@@ -121,11 +127,11 @@ class Deadlines:
     @property
     def size(self) -> int:
         """Entries kept, of answered requests too."""
-        return len(self._queue) + len(self._heap)
+        return len(self._queue) - self._head + len(self._heap)
 
     def pending(self) -> int:
         """Entries of requests not answered yet."""
-        return len([e for e in self._queue if not e[2].done()]) + \
+        return len([e for e in self._queue[self._head:] if not e[2].done()]) + \
             len([e for e in self._heap if not e[3].done()])
 
     def clear(self) -> None:
@@ -133,5 +139,6 @@ class Deadlines:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._queue = deque()
+        self._queue = []
+        self._head = 0
         self._heap = []

@@ -302,12 +302,40 @@ def test_deadlines_of_the_queue_and_the_heap_expire_in_deadline_order() -> None:
     async def main() -> list[tuple[int, float]]:
         loop = asyncio.get_running_loop()
         expired: list[tuple[int, float]] = []
-        deadlines = Deadlines(loop, lambda sid, fut, timeout: expired.append((sid, timeout)))
         futs = [loop.create_future() for _ in range(6)]
+        waiters: list[Any] = list(futs)  # a connection's future per stream id
+        deadlines = Deadlines(loop, lambda sid, fut, timeout: expired.append((sid, timeout)),
+                              waiters)
         for sid, timeout in enumerate((0.3, 0.3, 0.1, 0.3, 0.2, 0.05)):
             deadlines.add(timeout, sid, futs[sid], 6)
         futs[1].set_result(None)  # answered: never expired
+        waiters[1] = None
         await asyncio.sleep(0.45)
         assert deadlines.pending() == 0
         return expired
     assert [sid for sid, _ in asyncio.run(main())] == [5, 2, 4, 0, 3]
+
+
+def test_deadlines_forget_answered_requests_and_expire_the_rest_in_order() -> None:
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        expired: list[int] = []
+        n = 3000
+        futs = [loop.create_future() for _ in range(n)]
+        waiters: list[Any] = list(futs)
+        deadlines = Deadlines(loop, lambda sid, fut, timeout: expired.append(sid), waiters)
+        live = 0
+        for sid in range(n):
+            deadlines.add(0.2, sid, futs[sid], live + 1)
+            if sid % 100 == 7:
+                live += 1
+            else:  # answered at once, as most are
+                futs[sid].set_result(None)
+                waiters[sid] = None
+            assert deadlines.size <= 2 * (live + 1) + 64 + 1
+        deadlines.add(0.05, 0, loop.create_future(), live + 1)  # another timeout: the heap
+        assert deadlines.pending() == live + 1
+        await asyncio.sleep(0.35)
+        assert deadlines.pending() == 0 and deadlines.size == 0
+        return expired
+    assert asyncio.run(main()) == [0] + [sid for sid in range(3000) if sid % 100 == 7]
