@@ -43,31 +43,64 @@ class Routed:
         return False
 
 
-def query_plan(session: Any, request: Request) -> Iterator[Any]:
-    """The hosts to try for ``request``, best first (the driver's ``Host`` objects); only
-    ``request.host`` when it names one, as the driver's ``host=`` targeting does."""
+class HostPlan:
+    """The hosts to try for a request, best first: an iterator of the driver's ``Host``
+    objects that skips hosts that are down (except a host the caller named)."""
+
+    def __init__(self, hosts: list[Any] | None, more: Iterator[Any] | None,
+                 skip_down: bool = True) -> None:
+        self._hosts = hosts  # the plan as a list (RoundRobinPolicy, host=), else None
+        self._at = 0
+        self._more = more  # else the policy's own plan
+        self._skip_down = skip_down
+
+    def __iter__(self) -> HostPlan:
+        return self
+
+    def __next__(self) -> Any:
+        host = self.next_host()
+        if host is None:
+            raise StopIteration
+        return host
+
+    def next_host(self) -> Any:
+        """The next host (None: no more)."""
+        hosts = self._hosts
+        if hosts is not None:
+            while self._at < len(hosts):
+                host = hosts[self._at]
+                self._at += 1
+                if not self._skip_down or host.is_up is not False:
+                    return host
+            return None
+        more = self._more
+        if more is not None:
+            for host in more:
+                if host.is_up is not False:
+                    return host
+        return None
+
+
+def query_plan(session: Any, request: Request) -> HostPlan:
+    """The hosts to try for ``request``; only ``request.host`` when it names one, as the
+    driver's ``host=`` targeting does."""
     if request.host is not None:
-        yield request.host
-        return
+        return HostPlan([request.host], None, False)
     policy = request.settings.load_balancing
-    plan: Any
     if type(policy) is RoundRobinPolicy:
-        plan = round_robin_plan(policy)
-    else:
-        stmt = request.statement
-        if stmt is None:
-            stmt = Routed(request.keyspace, request.table, request.routing_key)
-        if type(policy) is TokenAwarePolicy and followed(policy):
-            plan = token_aware_plan(policy, session.keyspace, stmt)
-        else:
-            plan = policy.make_query_plan(session.keyspace, stmt)
-    for host in plan:
-        if host.is_up is not False:
-            yield host
+        return HostPlan(round_robin_plan(policy), None)
+    stmt = request.statement
+    if stmt is None:
+        stmt = Routed(request.keyspace, request.table, request.routing_key)
+    if type(policy) is TokenAwarePolicy and followed(policy):
+        return HostPlan(None, token_aware_plan(policy, session.keyspace, stmt))
+    return HostPlan(None, iter(policy.make_query_plan(session.keyspace, stmt)))
 
 
 def first_host(plan: Iterator[Any]) -> Any:
     """The next host of ``plan`` (None: no more)."""
+    if isinstance(plan, HostPlan):
+        return plan.next_host()
     for host in plan:
         return host
     return None

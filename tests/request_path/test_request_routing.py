@@ -21,7 +21,13 @@ from cassandra.pool import Host  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cqlcodec.requests.routing import Routed, followed, token_aware_plan  # noqa: E402
+from cqlcodec.requests.routing import (  # noqa: E402
+    HostPlan,
+    Routed,
+    first_host,
+    followed,
+    token_aware_plan,
+)
 
 
 class _Metadata:
@@ -78,3 +84,22 @@ def test_other_policies_are_not_followed() -> None:
 
     assert not followed(TokenAwarePolicy(Own("dc1")))
     assert followed(TokenAwarePolicy(DCAwareRoundRobinPolicy("dc1")))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([True, False, None]), min_size=0, max_size=6),
+       st.booleans(), st.booleans())
+def test_a_host_plan_gives_its_hosts_in_order_without_the_down_ones(
+        up: list[bool | None], as_list: bool, skip_down: bool) -> None:
+    hosts = _hosts(["dc1"] * len(up), up)
+    expected = [h for h in hosts if not skip_down or h.is_up is not False]
+    plan = HostPlan(hosts, None, skip_down) if as_list else HostPlan(None, iter(hosts))
+    if not as_list:
+        expected = [h for h in hosts if h.is_up is not False]
+    assert first_host(plan) is (expected[0] if expected else None)
+    assert list(plan) == expected[1:]
+    assert plan.next_host() is None and first_host(plan) is None
+    with pytest.raises(StopIteration):
+        next(plan)
+    other = iter(hosts)  # any other iterator (a speculative execution's view of a plan)
+    assert first_host(other) is (hosts[0] if hosts else None)
