@@ -233,6 +233,7 @@ class Request:
         self.routing_key: bytes | None = None
         self.idempotent = False
         self.is_read = False
+        self.select = False  # a SELECT: sent without a client timestamp
         self.timeout: float | None = settings.timeout
         self.retry_policy: Any = settings.retry_policy
         self.row_factory: Any = settings.row_factory
@@ -324,7 +325,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         req.keyspace = stmt.keyspace or session.keyspace
         req.query_keyspace = stmt.keyspace if session.cluster.protocol_version >= 5 else None
         req.statement = stmt
-        req.is_read = text.lstrip()[:6].upper() == "SELECT"
+        req.is_read = req.select = text.lstrip()[:6].upper() == "SELECT"
     elif isinstance(stmt, EncodedBatch):  # cqlcodec's own batches (columnar inserts)
         req = Request(OP_BATCH, "", None, None, settings)
         req.batch_type = int(stmt.batch_type.value)
@@ -353,7 +354,8 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
     if timeout is not unset:
         req.timeout = timeout if timeout is None else float(timeout)  # type: ignore[arg-type]
     req.trace = trace
-    if session.use_client_timestamp:
+    if not req.select and session.use_client_timestamp:
+        # a write's time; a SELECT has no use for one (the server reads none from it)
         req.timestamp = client_timestamp(session.cluster.timestamp_generator)
     return req
 
@@ -389,7 +391,24 @@ def _prepared_fields(req: Request, ps: PreparedStatement, stmt: Any) -> None:
         req.keyspace = ps.keyspace
     result = ps.result_metadata
     req.is_read = bool(result)
+    req.select = bool(result) and _is_select(ps.query_string)
     req.skip_metadata = bool(result) and ps.result_metadata_id is not None
+
+
+_SELECTS: Final[dict[str, bool]] = {}
+_SELECTS_KEPT: Final = 4096
+
+
+def _is_select(text: str) -> bool:
+    """Whether a prepared statement's text starts with ``SELECT`` (after blanks, any
+    case; one that starts with a comment is not taken for one), known once per text."""
+    known = _SELECTS.get(text)
+    if known is None:
+        known = text.lstrip()[:6].upper() == "SELECT"
+        if len(_SELECTS) >= _SELECTS_KEPT:
+            _SELECTS.clear()
+        _SELECTS[text] = known
+    return known
 
 
 def set_result_metadata(ps: Any, metadata: Any, metadata_id: bytes | None) -> None:

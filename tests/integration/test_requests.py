@@ -159,6 +159,42 @@ def test_writes_and_counters(pair: SessionPair) -> None:
     assert with_fast(session, main) == [f"v{k}" for k in range(0, 200, 17)]
 
 
+def test_writes_carry_the_clusters_client_timestamps_and_selects_none(pair: SessionPair) -> None:
+    session = pair.plain
+    cluster: Any = session.cluster
+    stamps = iter(range(1_700_000_000_000_000, 1_800_000_000_000_000, 1_000))
+    asked: list[int] = []
+
+    def generator() -> int:
+        asked.append(next(stamps))
+        return asked[-1]
+    ins = session.prepare("INSERT INTO composite (a, b, c, v) VALUES (?, ?, ?, ?)")
+    lwt = session.prepare("INSERT INTO composite (a, b, c, v) VALUES (?, ?, ?, ?) IF NOT EXISTS")
+    sel = session.prepare("SELECT v, WRITETIME(v) FROM composite WHERE a = ? AND b = ? AND c = ?")
+
+    async def main(fast: FastSession) -> list[Any]:
+        await fast.execute(ins, (9001, "t", 1, "prepared"))
+        await fast.execute("INSERT INTO composite (a, b, c, v) VALUES (9001, 't', 2, 'simple')")
+        await fast.execute(lwt, (9001, "t", 3, "conditional"))
+        written = list(asked)
+        got = [(await fast.execute(sel, (9001, "t", c))).one() for c in (1, 2, 3)]
+        plain = await fast.execute("SELECT v FROM composite WHERE a = 9001 AND b = 't' AND c = 1")
+        assert plain.one().v == "prepared"
+        assert asked == written  # no SELECT asked the generator
+        return [written, got]
+    saved = cluster.timestamp_generator
+    cluster.timestamp_generator = generator
+    try:
+        written, got = with_fast(session, main)
+    finally:
+        cluster.timestamp_generator = saved
+    assert len(written) == 3
+    # the write times are the generator's (a conditional write's is the server's own)
+    assert [(row.v, row.writetime_v) for row in got[:2]] == [("prepared", written[0]),
+                                                             ("simple", written[1])]
+    assert got[2].v == "conditional"
+
+
 def test_schema_change_empties_the_prepared_cache_and_nothing_reaches_the_user(
         pair: SessionPair) -> None:
     session = pair.codec
