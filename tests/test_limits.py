@@ -450,3 +450,34 @@ def test_hostile_input_leaves_resident_memory_flat_in_a_child() -> None:
     before, after, before_peak, after_peak = (int(x) for x in proc.stdout.split())
     assert after_peak - before_peak < 16 * 1024, proc.stdout
     assert after - before < 8 * 1024, proc.stdout
+
+
+NESTED_SHORT = [
+    ("tuple", tuple_of(INT, INT, INT), _i32(4) + _i32(-1)),
+    ("list of tuples", list_of(tuple_of(INT, INT)), _coll([_i32(-1)])),
+    ("set of udts", set_of(user_type("ks", "pair", [("a", INT), ("b", INT)])), _coll([_i32(-1)])),
+    ("map to tuples", map_of(INT, tuple_of(INT, TEXT)), _i32(1) + _i32(4) + _i32(7) + _i32(4) + _i32(-1)),
+    ("vector of tuples", vector_of(tuple_of(INT, INT), 1), b"\x04" + _i32(-1)),
+]
+
+
+@pytest.mark.parametrize("name,t,value", NESTED_SHORT, ids=[c[0] for c in NESTED_SHORT])
+def test_a_page_with_tuples_anywhere_starts_its_own_padding_budget(name: str, t: CqlType,
+                                                                    value: bytes) -> None:
+    """Only a page whose columns hold a tuple or UDT somewhere starts a padding budget; one
+    that does must, however deeply nested: after this thread's budget ran out, a page of
+    short values of ``t`` decodes, and a page without tuples leaves the budget alone."""
+    from cqlcodec.protocol.rows import may_pad
+    from cqlcodec.runtime import padding
+
+    assert may_pad(t) and not may_pad(list_of(map_of(INT, TEXT)))
+    body = _rows_body([("k", INT), ("v", t)], 1, _i32(4) + _i32(1) + _i32(len(value)) + value)
+    padding.begin_message(0)
+    padding.spend_padding("tuple<int>", 0, PADDING_FLOOR, PADDING_FLOOR + 1, False)
+    plain = _rows_body([("k", INT), ("m", list_of(map_of(INT, TEXT)))], 1,
+                       _i32(4) + _i32(1) + _i32(-1))
+    assert cqlcodec.decode_result(plain, 4).rows == [(1, None)]  # type: ignore[union-attr]
+    with pytest.raises(cqlcodec.DecodeError, match="padding budget"):
+        padding.spend_padding("tuple<int>", 0, 1, 2, False)  # still spent
+    result = cqlcodec.decode_result(body, 4)
+    assert isinstance(result, cqlcodec.RowsResult) and len(result.rows) == 1

@@ -315,20 +315,27 @@ def wrong_column_count(pos: i64, count: int, expected: int) -> DecodeError:
                      f"has {expected} result columns")
 
 
+def read_row_list(buf: bytes, p: i64, end: i64, desc: RowsDesc) -> list[Any]:
+    """Decode ``[int] rows_count`` and the rows at ``p`` (up to ``end``, with nothing
+    after them) into a list of tuples."""
+    if end - p < 4:
+        read_int(buf, p, end, "RESULT rows_count")  # raises, naming what is missing
+    nrows: int = read_i32_be(buf, p)
+    if desc.pads:
+        begin_message(end)  # the padding budget of tuples and UDTs that end early
+    rows, p = decode_rows(buf, p + 4, end, nrows, desc)
+    if p != end:
+        raise malformed("RESULT rows", p, f"{end - p} trailing bytes after {nrows} rows")
+    return rows
+
+
 def rows_result(buf: bytes, p: i64, end: i64, desc: RowsDesc, row_factory: RowFactory,
                 paging_state: bytes | None, meta_flags: int, new_metadata_id: bytes | None,
                 page: int | None) -> RowsResult:
     """Decode ``[int] rows_count`` and the rows at ``p`` into a RowsResult."""
-    if end - p < 4:
-        read_int(buf, p, end, "RESULT rows_count")  # raises, naming what is missing
-    nrows: int = read_i32_be(buf, p)
-    begin_message(end)
-    rows, p = decode_rows(buf, p + 4, end, nrows, desc)
-    if p != end:
-        raise malformed("RESULT rows", p, f"{end - p} trailing bytes after {nrows} rows")
-    out: list[Any] = rows
+    out: list[Any] = read_row_list(buf, p, end, desc)
     if row_factory is not tuple_factory:
-        out = row_factory(desc.names, rows)
+        out = row_factory(desc.names, out)
     return RowsResult(desc.columns, out, paging_state, meta_flags, new_metadata_id, page)
 
 

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from mypy_extensions import i64
 
+from cqlcodec import kinds as K
 from cqlcodec.codecs.base import Codec
 from cqlcodec.codecs.cache import find_deserializer_flags, make_deserializers_flags
 from cqlcodec.codecs.encryption import ColumnEncryptionPolicy, DecryptingCodec
@@ -35,6 +36,7 @@ from cqlcodec.protocol.shapes import FastRows, Row
 from cqlcodec.runtime.buffers import read_i32_be
 from cqlcodec.runtime.build import COMPILED
 from cqlcodec.runtime.wire import malformed
+from cqlcodec.types.model import CqlType
 from cqlcodec.values import UNSET
 
 _UNSET: Final = UNSET
@@ -54,12 +56,33 @@ class RowsDesc:
         self.policy: Final = policy
         self.flags: Final = flags
         self.fast: Final = fast
+        # whether a value may end before its last fields (the message's padding budget):
+        # a tuple or UDT anywhere in a column's type; an encrypted column's real type is
+        # the policy's, so any column under a policy counts
+        pads = policy is not None
+        for c in columns:
+            if pads:
+                break
+            pads = may_pad(c.type)
+        self.pads: Final = pads
 
     def matches(self, protocol_version: int, policy: ColumnEncryptionPolicy | None,
                 flags: int) -> bool:
         """True if this description decodes rows for these settings."""
         return (self.protocol_version == protocol_version and self.policy is policy
                 and self.flags == flags)
+
+
+def may_pad(t: CqlType) -> bool:
+    """Whether values of ``t`` may hold a tuple or UDT (or a custom type, which cqlcodec
+    does not look into), whose trailing fields a value may leave out."""
+    kind = t.kind
+    if kind == K.TUPLE or kind == K.UDT or kind == K.CUSTOM:
+        return True
+    for sub in t.subtypes:
+        if may_pad(sub):
+            return True
+    return False
 
 
 def build_rows_desc(columns: tuple[ColumnSpec, ...], protocol_version: int,

@@ -27,7 +27,7 @@ from cqlcodec.protocol.metadata import (
     NO_METADATA,
     read_rows_metadata,
 )
-from cqlcodec.protocol.results import decode_rows_with
+from cqlcodec.protocol.results import read_row_list
 from cqlcodec.requests.connection import Frame
 from cqlcodec.requests.frames import FLAG_CUSTOM_PAYLOAD, FLAG_TRACING, FLAG_WARNING, OP_RESULT
 from cqlcodec.requests.statements import set_result_metadata
@@ -290,7 +290,7 @@ class Decoder:
         if many:
             collector.pause()  # the page's rows hold no cycles (cqlcodec.runtime.collector)
         try:
-            rows: list[Any] = decode_rows_with(body, rows_at, desc).rows
+            rows: list[Any] = read_row_list(body, rows_at, len(body), desc)
             converted = found.converted
             if converted and rows:
                 rows = _converted(rows, plan.converters, converted, found.metadata)
