@@ -59,12 +59,7 @@ class RowsDesc:
         # whether a value may end before its last fields (the message's padding budget):
         # a tuple or UDT anywhere in a column's type; an encrypted column's real type is
         # the policy's, so any column under a policy counts
-        pads = policy is not None
-        for c in columns:
-            if pads:
-                break
-            pads = may_pad(c.type)
-        self.pads: Final = pads
+        self.pads: Final = policy is not None or any(may_pad(c.type) for c in columns)
 
     def matches(self, protocol_version: int, policy: ColumnEncryptionPolicy | None,
                 flags: int) -> bool:

@@ -325,7 +325,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         req.keyspace = stmt.keyspace or session.keyspace
         req.query_keyspace = stmt.keyspace if session.cluster.protocol_version >= 5 else None
         req.statement = stmt
-        req.is_read = req.select = text.lstrip()[:6].upper() == "SELECT"
+        req.is_read = req.select = starts_with_select(text)
     elif isinstance(stmt, EncodedBatch):  # cqlcodec's own batches (columnar inserts)
         req = Request(OP_BATCH, "", None, None, settings)
         req.batch_type = int(stmt.batch_type.value)
@@ -399,12 +399,17 @@ _SELECTS: Final[dict[str, bool]] = {}
 _SELECTS_KEPT: Final = 4096
 
 
+def starts_with_select(text: str) -> bool:
+    """Whether a statement's text starts with ``SELECT`` (after blanks, any case; one
+    that starts with a comment is not taken for one)."""
+    return text.lstrip()[:6].upper() == "SELECT"
+
+
 def _is_select(text: str) -> bool:
-    """Whether a prepared statement's text starts with ``SELECT`` (after blanks, any
-    case; one that starts with a comment is not taken for one), known once per text."""
+    """:func:`starts_with_select` of a prepared statement's text, known once per text."""
     known = _SELECTS.get(text)
     if known is None:
-        known = text.lstrip()[:6].upper() == "SELECT"
+        known = starts_with_select(text)
         if len(_SELECTS) >= _SELECTS_KEPT:
             _SELECTS.clear()
         _SELECTS[text] = known
