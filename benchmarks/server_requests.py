@@ -371,10 +371,28 @@ def _line(case: str, got: dict[str, float]) -> str:
     return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s"
 
 
+def round_order(names: list[str], r: int) -> list[str]:
+    """The cases of round ``r`` (from 0): each group of cases measured alike (the same
+    kind and number in flight, or the large reads) in its order turned by ``r`` places,
+    so that no client always runs first in its group, right after another kind of load
+    (inserts, large reads) that leaves the server busy with what followed it."""
+    groups: dict[str, list[str]] = {}
+    for case in names:
+        parts = case.split()
+        key = parts[0] if parts[0] == "columns" else f"{parts[0]} {parts[-1]}"
+        groups.setdefault(key, []).append(case)
+    out: list[str] = []
+    for group in groups.values():
+        turn = r % len(group)
+        out += group[turn:] + group[:turn]
+    return out
+
+
 def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
               requests: int | None = None, warmup: int | None = None,
               large: bool = True, clients: list[str] | None = None) -> dict[str, Any]:
-    """Every case ``runs`` times, rounds interleaved, fresh processes; prints and returns
+    """Every case ``runs`` times, rounds interleaved (each group's order turned by one
+    place per round: :func:`round_order`), fresh processes; prints and returns
     the medians and the ratios of cqlcodec's path to the others. ``requests``: counted
     requests with 100 in flight (a tenth one at a time); ``warmup``: requests before them;
     ``large``: the two large ``execute_columns`` reads too."""
@@ -392,7 +410,7 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
     results: dict[str, list[dict[str, float]]] = {c: [] for c in names}
     cannot: dict[str, str] = {}
     for r in range(runs):
-        for case in names:
+        for case in round_order(names, r):
             if case in cannot:
                 continue
             done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", case,

@@ -162,6 +162,10 @@ class _Plan:
         self.prepared: Prepared | None = plan.prepared
         self.plan = plan  # what adapt_values takes
         self.adapted = plan.adapters is not None
+        # the table of the bind columns (the request's keyspace and table), None without
+        meta: Any = plan.column_metadata
+        self.keyspace: str | None = meta[0].keyspace_name if meta else None
+        self.table: str | None = meta[0].table_name if meta else None
 
 
 _PLAN_KEY: Final = "_cqlcodec_request_bind"
@@ -175,6 +179,7 @@ class Binder:
         from cqlcodec.driver.installer import adapt_values, bind_plan
         self._plan_of: Any = bind_plan
         self._adapt: Any = adapt_values
+        self.plan: _Plan | None = None  # the plan of the statement bound last
 
     def bind(self, ps: PreparedStatement, values: Any) -> tuple[list[object], bytes | None]:
         """The encoded values and the routing key (None: the statement has none)."""
@@ -186,6 +191,7 @@ class Binder:
                 or plan.policy is not ps.column_encryption_policy):
             plan = _Plan(self._plan_of(ps))  # else made anew (what bind_plan checks and does)
             kept[_PLAN_KEY] = plan
+        self.plan = plan
         prepared = plan.prepared
         if prepared is not None:
             try:
@@ -307,7 +313,13 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         values, key = binder.bind(stmt, parameters)
         req = Request(OP_EXECUTE, "", stmt, values, settings)  # the text: ps.query_string
         req.routing_key = key
-        _prepared_fields(req, stmt, stmt)
+        plan = binder.plan
+        if plan is not None and plan.keyspace is not None:
+            req.keyspace = plan.keyspace  # of the bind columns the plan was checked against
+            req.table = plan.table
+            _result_fields(req, stmt)
+        else:
+            _prepared_fields(req, stmt)
     elif isinstance(stmt, BoundStatement):
         if parameters:
             raise ValueError("a BoundStatement takes no parameters (they are bound already)")
@@ -315,7 +327,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         req = Request(OP_EXECUTE, "", ps, list(stmt.values), settings)
         req.routing_key = _routing_of(stmt)
         req.statement = stmt
-        _prepared_fields(req, ps, stmt)
+        _prepared_fields(req, ps)
     elif isinstance(stmt, SimpleStatement):
         text: str = stmt.query_string
         if parameters:
@@ -345,7 +357,10 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
     fetch = stmt.fetch_size
     if fetch is _UNSET_FETCH:
         fetch = session.default_fetch_size
-    req.fetch_size = int(fetch) if fetch else 0
+    if type(fetch) is int:
+        req.fetch_size = fetch
+    else:
+        req.fetch_size = int(fetch) if fetch else 0
     req.paging_state = paging_state
     req.idempotent = bool(getattr(stmt, "is_idempotent", False))
     policy = getattr(stmt, "retry_policy", None)
@@ -382,13 +397,17 @@ def client_timestamp(generator: Any) -> int:
         lock.release()
 
 
-def _prepared_fields(req: Request, ps: PreparedStatement, stmt: Any) -> None:
+def _prepared_fields(req: Request, ps: PreparedStatement) -> None:
     meta = ps.column_metadata
     if meta:
         req.keyspace = meta[0].keyspace_name
         req.table = meta[0].table_name
     else:
         req.keyspace = ps.keyspace
+    _result_fields(req, ps)
+
+
+def _result_fields(req: Request, ps: PreparedStatement) -> None:
     result = ps.result_metadata
     req.is_read = bool(result)
     req.select = bool(result) and _is_select(ps.query_string)

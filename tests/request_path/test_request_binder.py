@@ -55,3 +55,38 @@ def test_values_cqlcodec_refuses_get_the_drivers_error() -> None:
     with pytest.raises(Exception) as theirs:
         _drivers(ps, ("not an int", "x"))
     assert type(ours.value) is type(theirs.value)
+
+
+class _Cluster:
+    timestamp_generator = staticmethod(lambda: 1)
+    protocol_version = 4
+
+
+class _Session:
+    cluster = _Cluster()
+    default_fetch_size = 5000
+    use_client_timestamp = True
+    keyspace = None
+
+
+def test_a_request_routes_by_the_table_of_the_statements_bind_columns_now() -> None:
+    from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile
+
+    from cqlcodec.requests.statements import Settings, build_request
+
+    ps = _statement([Int32Type, UTF8Type])
+    binder = Binder()
+    settings = Settings(_Session(), EXEC_PROFILE_DEFAULT, ExecutionProfile())
+    req = build_request(_Session(), binder, settings, ps, (1, "a"), _NOT_SET, None, False,
+                        _NOT_SET)
+    assert (req.keyspace, req.table, req.fetch_size, req.timestamp) == ("ks", "t", 5000, 1)
+    ps.column_metadata = [ColumnMetadata("ks2", "t2", "c0", Int32Type),
+                          ColumnMetadata("ks2", "t2", "c1", UTF8Type)]
+    ps.fetch_size = 10
+    req = build_request(_Session(), binder, settings, ps, (1, "a"), _NOT_SET, None, False,
+                        _NOT_SET)
+    assert (req.keyspace, req.table, req.fetch_size) == ("ks2", "t2", 10)
+    made: Any = PreparedStatement
+    bare = made([], b"q-none", None, "select now() from system.local", "ks", 4, None, None, None)
+    req = build_request(_Session(), binder, settings, bare, (), _NOT_SET, None, False, _NOT_SET)
+    assert (req.keyspace, req.table) == ("ks", None)  # no bind columns: the statement's keyspace
