@@ -26,7 +26,8 @@ def arrow_validity(column: Any) -> Any:
     parts = []
     for chunk in chunks_of(column):
         n = len(chunk)
-        bitmap = chunk.buffers()[0] if chunk.buffers() else None
+        buffers = chunk.buffers()
+        bitmap = buffers[0] if buffers else None
         if not chunk.null_count:
             parts.append(np.ones(n, dtype=bool))
         elif bitmap is None:  # the null type: nothing set
