@@ -17,7 +17,15 @@ requests, then ``--requests`` counted ones (a tenth of them one at a time). Case
 * ``floor v4``: the least an asyncio client with this codec can cost: the request path's
   own connection with a statement bound by ``cqlcodec.Prepared`` and the answers decoded
   by ``decode_result`` into tuples (reads and inserts), no routing, retries, timeouts,
-  client timestamps or row factory;
+  client timestamps or row factory; it asks for what the driver's default profile asks
+  (consistency ``LOCAL_ONE``, the session's page size), so the server does the same work
+  for it as for the request path;
+* ``paired <kind> v4``: the floor and ``cqlcodec v4`` in one process on one loop, in
+  ``SLICES`` alternating slices each of a tenth of ``--requests`` (the first of each pair
+  alternating too): the
+  server's own drift (its JIT, collections and compactions move its CPU per request by
+  15% and more between cases seconds apart) falls on both alike; the median over the
+  pairs of the request path's req/s and CPU per request against the floor's;
 * ``acsylla``, ``scyllapy``, ``rsylla``, ``scylladb-rs`` (ScyllaDB's Rust-based Python
   driver, package ``scylladb-rs-driver``, module ``scylla``): 100 worker coroutines (one:
   1), when installed;
@@ -53,6 +61,7 @@ KV_ROWS = 10_000
 WARMUP = 2_000
 COUNTED = {"100": 20_000, "1": 2_000}
 WINDOW = 100
+SLICES = 20  # of each client in a paired case
 QUERY = "SELECT * FROM kv WHERE id = ?"
 INSERT = "INSERT INTO kv_ins (id, name, n) VALUES (?, ?, ?)"
 INSERT_NAMES = ("id", "name", "n")  # ints and text: every client maps Python's int and str
@@ -74,6 +83,8 @@ def cases(protocol: int, large: bool = True, only: list[str] | None = None) -> l
     clients = [c for c in dict.fromkeys(clients) if only is None or c in only]
     out = [f"{kind} {c} {n}" for kind in ("requests", "inserts") for n in ("100", "1")
            for c in clients]
+    if "cqlcodec v4" in clients and "floor v4" in clients:
+        out += ["paired requests v4", "paired inserts v4"]
     if large:
         out += [f"columns {what} {path}" for what in LARGE_QUERIES for path in ("driver", "cqlcodec")]
     return out
@@ -177,11 +188,13 @@ def _measure(run: Any, inflight: str) -> dict[str, float]:
     return {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
 
 
-def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, float]:
+def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
     """Measure one case in this process."""
     kind, client, *rest = case.split()
     if kind == "columns":
         return _columns(client, rest[0], host, port, protocol)
+    if kind == "paired":
+        return _paired(client, host, port)
     inflight = rest[-1]
     version = rest[0] if len(rest) == 2 else ""
     workers = WINDOW if inflight == "100" else 1
@@ -224,9 +237,62 @@ def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, float
                            inflight)
             loop.run_until_complete(fast.close())
             return out
-        return _floor(loop, session, ps, inflight, workers, values)
+        one, close = _floor_one(loop, session, ps, values)
+        out = _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)),
+                       inflight)
+        close()
+        return out
     finally:
         cluster.shutdown()
+
+
+def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
+    """The floor and the request path (v4, 100 in flight) in ``SLICES`` alternating
+    slices each of a tenth of ``COUNTED["100"]`` requests on one loop: each slice's req/s and CPU per
+    request, and the medians over the pairs of the request path's against the floor's."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    from cqlcodec import aio
+
+    inserts = kind == "inserts"
+    values = _insert_values if inserts else _read_values
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
+    cluster = Cluster([host], port=port, protocol_version=4, connect_timeout=30,
+                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    session = cluster.connect(KEYSPACE)
+    ps = session.prepare(INSERT if inserts else QUERY)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        floor, close = _floor_one(loop, session, ps, values)
+        fast = loop.run_until_complete(aio.connect(session))
+
+        async def ours(k: int) -> None:
+            await fast.execute(ps, values(k))
+        clients = {"floor": floor, "ours": ours}
+        for one in clients.values():
+            loop.run_until_complete(_workers(one, _keys(WARMUP), WINDOW))
+        keys = _keys(max(1, COUNTED["100"] // 10))
+        got: dict[str, dict[str, list[float]]] = {
+            name: {"req_s": [], "cpu_us": []} for name in clients}
+        for i in range(SLICES):
+            for name in (("floor", "ours") if i % 2 == 0 else ("ours", "floor")):
+                cpu0, wall0 = _cpu(), time.perf_counter()
+                loop.run_until_complete(_workers(clients[name], keys, WINDOW))
+                cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
+                got[name]["req_s"].append(len(keys) / wall)
+                got[name]["cpu_us"].append(cpu / len(keys) * 1e6)
+        loop.run_until_complete(fast.close())
+        close()
+    finally:
+        cluster.shutdown()
+
+    def ratio(what: str) -> float:
+        return statistics.median(a / b for a, b in zip(got["ours"][what], got["floor"][what]))
+    return {"req_s_ratio": ratio("req_s"), "cpu_ratio": ratio("cpu_us"),
+            "ours_req_s": statistics.median(got["ours"]["req_s"]),
+            "floor_req_s": statistics.median(got["floor"]["req_s"]), "slices": got}
 
 
 def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[str, float]:
@@ -260,8 +326,11 @@ def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[
         cluster.shutdown()
 
 
-def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str,
-           workers: int, values: Callable[[int], tuple[Any, ...]]) -> dict[str, float]:
+def _floor_one(loop: asyncio.AbstractEventLoop, session: Any, ps: Any,
+               values: Callable[[int], tuple[Any, ...]]) -> tuple[Any, Callable[[], None]]:
+    """The floor's request (a coroutine function of the key) and its connection's close.
+    It asks for the default profile's consistency and the session's page size, as the
+    request path does for ``ps`` (the server's work is the same)."""
     import cqlcodec
     from cqlcodec.driver.columns import prepared_of
     from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT, Parameters, execute_body
@@ -272,7 +341,11 @@ def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str
                                                    KEYSPACE, 30))
     ours = prepared_of(ps)
     ours = cqlcodec.Prepared(ours.bind_columns, [], ours.pk_indexes, 4, ps.query_id)
-    params = Parameters(1, None, 0, None, None, None, False)
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT
+
+    consistency = session.get_execution_profile(EXEC_PROFILE_DEFAULT).consistency_level
+    params = Parameters(int(consistency), None, session.default_fetch_size, None, None, None,
+                        False)
     decode = cqlcodec.decode_result
 
     async def one(k: int) -> None:
@@ -282,9 +355,7 @@ def _floor(loop: asyncio.AbstractEventLoop, session: Any, ps: Any, inflight: str
                                                             ours.bind(values(k)).values))
         assert frame.opcode == OP_RESULT
         decode(frame.body, 4)
-    out = _measure(lambda keys: loop.run_until_complete(_workers(one, keys, workers)), inflight)
-    conn.close()
-    return out
+    return one, conn.close
 
 
 def _peer(peer: str, host: str, port: int, inflight: str, workers: int,
@@ -365,7 +436,10 @@ def prepare_large(host: str, port: int, protocol: int) -> None:
                                               rows=LARGE_ROWS, only="readpath", case=""))
 
 
-def _line(case: str, got: dict[str, float]) -> str:
+def _line(case: str, got: dict[str, Any]) -> str:
+    if case.startswith("paired"):
+        return (f"request path / floor: req/s {got['req_s_ratio']:.2f}x, CPU/request "
+                f"{got['cpu_ratio']:.2f}x ({got['ours_req_s']:.0f} / {got['floor_req_s']:.0f} req/s)")
     if case.startswith("columns"):
         return f"{got['cpu_s']:8.2f} s CPU {got['wall_s']:8.2f} s wall {got['rows']:9.0f} rows"
     return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s"
@@ -407,7 +481,7 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
         sizes += ["--requests", str(requests)]
     if warmup is not None:
         sizes += ["--warmup", str(warmup)]
-    results: dict[str, list[dict[str, float]]] = {c: [] for c in names}
+    results: dict[str, list[dict[str, Any]]] = {c: [] for c in names}
     cannot: dict[str, str] = {}
     for r in range(runs):
         for case in round_order(names, r):
@@ -425,7 +499,7 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
             got = json.loads(lines[-1])
             results[case].append(got)
             print(f"run {r + 1}/{runs} {case:34s} {_line(case, got)}", flush=True)
-    keys = {"cpu_us", "req_s", "cpu_s", "wall_s"}
+    keys = {"cpu_us", "req_s", "cpu_s", "wall_s", "req_s_ratio", "cpu_ratio"}
     medians = {c: {k: statistics.median(x[k] for x in v) for k in keys if k in v[0]}
                for c, v in results.items() if v}
     print(f"\nmedians of {runs} runs; cqlcodec compiled={cqlcodec.COMPILED}")
@@ -455,6 +529,15 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
                            "wall_ratio": medians[ours]["wall_s"] / medians[today]["wall_s"]})
             print(f"columns {what}: request path / today's path: client CPU "
                   f"{ratios[-1]['cpu_ratio']:.2f}x, wall {ratios[-1]['wall_ratio']:.2f}x")
+    for kind in ("requests", "inserts"):
+        paired = f"paired {kind} v4"
+        if paired in medians:
+            m = medians[paired]
+            ratios.append({"kind": kind, "in_flight": "100", "ours": "cqlcodec v4",
+                           "other": "floor v4, paired", "cpu_ratio": m["cpu_ratio"],
+                           "req_s_ratio": m["req_s_ratio"]})
+            print(f"{kind} 100 in flight, cqlcodec v4 / floor v4 in alternating slices of one "
+                  f"process: CPU {m['cpu_ratio']:.2f}x, req/s {m['req_s_ratio']:.2f}x")
     for case, why in cannot.items():
         print(f"not run: {case}: {why}")
     os.makedirs(out_dir, exist_ok=True)

@@ -48,8 +48,11 @@ class HostPlan:
     objects that skips hosts that are down (except a host the caller named)."""
 
     def __init__(self, hosts: list[Any] | None, more: Iterator[Any] | None,
-                 skip_down: bool = True) -> None:
-        self._hosts = hosts  # the plan as a list (RoundRobinPolicy, host=), else None
+                 skip_down: bool = True, start: int = 0) -> None:
+        # the plan as a list (RoundRobinPolicy, host=), from ``start`` round to the
+        # position before it (the list is shared: never changed here), else None
+        self._hosts = hosts
+        self._start = start
         self._at = 0
         self._more = more  # else the policy's own plan
         self._skip_down = skip_down
@@ -67,8 +70,10 @@ class HostPlan:
         """The next host (None: no more)."""
         hosts = self._hosts
         if hosts is not None:
-            while self._at < len(hosts):
-                host = hosts[self._at]
+            length = len(hosts)
+            while self._at < length:
+                at = self._start + self._at
+                host = hosts[at - length if at >= length else at]
                 self._at += 1
                 if not self._skip_down or host.is_up is not False:
                     return host
@@ -88,7 +93,8 @@ def query_plan(session: Any, request: Request) -> HostPlan:
         return HostPlan([request.host], None, False)
     policy = request.settings.load_balancing
     if type(policy) is RoundRobinPolicy:
-        return HostPlan(round_robin_plan(policy), None)
+        hosts, start = round_robin_hosts(policy)
+        return HostPlan(hosts, None, True, start)
     stmt = request.statement
     if stmt is None:
         stmt = Routed(request.keyspace, request.table, request.routing_key)
@@ -106,18 +112,32 @@ def first_host(plan: Iterator[Any]) -> Any:
     return None
 
 
-def round_robin_plan(policy: Any) -> list[Any]:
-    """The driver's ``RoundRobinPolicy.make_query_plan()`` as a list: its live hosts from
-    its next position on, the position moved on by one (the same hosts in the same order
-    as its own plan, without a Python call)."""
+class _LiveHosts:
+    """A round-robin policy's live hosts as a list, kept while the policy's frozenset is
+    the same object (the driver makes a new one on every up or down)."""
+
+    def __init__(self) -> None:
+        self.of: object = None
+        self.hosts: list[Any] = []
+
+
+_LIVE: Final = _LiveHosts()
+
+
+def round_robin_hosts(policy: Any) -> tuple[list[Any], int]:
+    """The driver's ``RoundRobinPolicy.make_query_plan()`` without a Python call: its live
+    hosts (a list shared between calls, not to be changed) and the place to start from
+    and go round to the one before it; the policy's position moved on by one."""
     pos: int = policy._position
     policy._position = pos + 1
-    hosts = list(policy._live_hosts)
+    live = policy._live_hosts
+    kept = _LIVE
+    if live is not kept.of:
+        kept.hosts = list(live)  # the same order as the policy's iteration of the set
+        kept.of = live
+    hosts = kept.hosts
     length = len(hosts)
-    if not length:
-        return hosts
-    pos %= length
-    return hosts[pos:] + hosts[:pos] if pos else hosts
+    return hosts, pos % length if length else 0
 
 
 # sha256 of the source of cassandra-driver's TokenAwarePolicy.make_query_plan,

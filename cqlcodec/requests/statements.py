@@ -212,6 +212,12 @@ class Binder:
 
 
 def _has_unset(values: Any) -> bool:
+    if type(values) is tuple:
+        row: tuple[object, ...] = values
+        for v in row:  # a tuple indexed natively, not iterated through the C API
+            if v is _UNSET_VALUE:
+                return True
+        return False
     for v in values:
         if v is _UNSET_VALUE:
             return True
@@ -267,10 +273,11 @@ class Request:
                        self.timestamp, self.query_keyspace, False)
         ps = self.ps
         if ps is not None:
-            p.skip_metadata = self.skip_metadata and version >= 5
-            metadata_id = ps.result_metadata_id
             self.sent_metadata = ps.result_metadata
-            return execute_body(version, ps.query_id, metadata_id, p, self.values)
+            if version < 5:  # no result metadata id before v5
+                return execute_body(version, ps.query_id, None, p, self.values)
+            p.skip_metadata = self.skip_metadata
+            return execute_body(version, ps.query_id, ps.result_metadata_id, p, self.values)
         return query_body(version, self.query, p, self.values)
 
     def policy_statement(self) -> Any:

@@ -18,7 +18,7 @@ from cassandra.timestamps import MonotonicTimestampGenerator
 from cqlcodec.requests.connection import Frame
 from cqlcodec.requests.decode import VOID, Decoder
 from cqlcodec.requests.frames import FLAG_WARNING, OP_RESULT
-from cqlcodec.requests.routing import round_robin_plan
+from cqlcodec.requests.routing import HostPlan, round_robin_hosts
 from cqlcodec.requests.statements import client_timestamp
 
 
@@ -97,6 +97,16 @@ def test_a_round_robin_plan_is_the_policys_own(count: int) -> None:
     for policy in (ours, theirs):
         policy.populate(None, hosts)
         policy._position = 2  # populate() starts at random
+
+    def same_plan() -> None:
+        got, start = round_robin_hosts(ours)
+        assert list(HostPlan(got, None, False, start)) == list(theirs.make_query_plan())
     for _ in range(7):
-        assert round_robin_plan(ours) == list(theirs.make_query_plan())
+        same_plan()
     assert ours._position == theirs._position == 9
+    if hosts:  # a host down, then up again: the policy makes a new set each time
+        for change in ("on_down", "on_up"):
+            for policy in (ours, theirs):
+                getattr(policy, change)(hosts[0])
+            for _ in range(4):
+                same_plan()
