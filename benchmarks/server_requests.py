@@ -22,10 +22,10 @@ requests, then ``--requests`` counted ones (a tenth of them one at a time). Case
   for it as for the request path;
 * ``paired <kind> v4``: the floor and ``cqlcodec v4`` in one process on one loop, in
   ``SLICES`` alternating slices each of a tenth of ``--requests`` (the first of each pair
-  alternating too): the
-  server's own drift (its JIT, collections and compactions move its CPU per request by
-  15% and more between cases seconds apart) falls on both alike; the median over the
-  pairs of the request path's req/s and CPU per request against the floor's;
+  alternating too): the server's own drift (its JIT, collections and compactions move
+  its CPU per request by 15% and more between cases seconds apart) falls on both alike;
+  the median over the pairs of the request path's req/s and CPU per request against the
+  floor's;
 * ``acsylla``, ``scyllapy``, ``rsylla``, ``scylladb-rs`` (ScyllaDB's Rust-based Python
   driver, package ``scylladb-rs-driver``, module ``scylla``): 100 worker coroutines (one:
   1), when installed;
@@ -188,6 +188,17 @@ def _measure(run: Any, inflight: str) -> dict[str, float]:
     return {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
 
 
+def _cluster(host: str, port: int, protocol: int, timeout: float = 120) -> Any:
+    """The driver ``Cluster`` every case of ours runs on: one round-robin default profile
+    with a request timeout of ``timeout`` seconds."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=timeout)
+    return Cluster([host], port=port, protocol_version=protocol, connect_timeout=30,
+                   execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+
+
 def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
     """Measure one case in this process."""
     kind, client, *rest = case.split()
@@ -202,13 +213,8 @@ def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
     values = _insert_values if kind == "inserts" else _read_values
     if client in PEERS:
         return _peer(client, host, port, inflight, workers, kind)
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import RoundRobinPolicy
-
     protocol = int(version[1:]) if version else 5
-    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
-    cluster = Cluster([host], port=port, protocol_version=protocol, connect_timeout=30,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    cluster = _cluster(host, port, protocol)
     if client == "driver+install":
         import cqlcodec.driver
 
@@ -248,18 +254,14 @@ def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
 
 def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
     """The floor and the request path (v4, 100 in flight) in ``SLICES`` alternating
-    slices each of a tenth of ``COUNTED["100"]`` requests on one loop: each slice's req/s and CPU per
-    request, and the medians over the pairs of the request path's against the floor's."""
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import RoundRobinPolicy
-
+    slices each of a tenth of ``COUNTED["100"]`` requests on one loop: each slice's req/s
+    and CPU per request, and the medians over the pairs of the request path's against
+    the floor's."""
     from cqlcodec import aio
 
     inserts = kind == "inserts"
     values = _insert_values if inserts else _read_values
-    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=120)
-    cluster = Cluster([host], port=port, protocol_version=4, connect_timeout=30,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    cluster = _cluster(host, port, 4)
     session = cluster.connect(KEYSPACE)
     ps = session.prepare(INSERT if inserts else QUERY)
     loop = asyncio.new_event_loop()
@@ -299,14 +301,9 @@ def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[
     """One whole read of ``LARGE_QUERIES[what]`` by ``aio.execute_columns`` on the driver
     session or on a FastSession: client CPU and wall time of the read (after a warm-up
     read of a few rows on the same path)."""
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import RoundRobinPolicy
-
     from cqlcodec import aio
 
-    profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=300)
-    cluster = Cluster([host], port=port, protocol_version=protocol, connect_timeout=30,
-                      execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    cluster = _cluster(host, port, protocol, 300)
     session = cluster.connect(KEYSPACE)
     query = LARGE_QUERIES[what]
 

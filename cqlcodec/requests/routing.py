@@ -114,11 +114,11 @@ def first_host(plan: Iterator[Any]) -> Any:
 
 class _LiveHosts:
     """A round-robin policy's live hosts as a list, kept while the policy's frozenset is
-    the same object (the driver makes a new one on every up or down)."""
+    the same object (the driver makes a new one on every up or down): the set and its
+    list in one tuple, replaced whole (loops of other threads may read it meanwhile)."""
 
     def __init__(self) -> None:
-        self.of: object = None
-        self.hosts: list[Any] = []
+        self.pair: tuple[object, list[Any]] = (None, [])
 
 
 _LIVE: Final = _LiveHosts()
@@ -131,11 +131,10 @@ def round_robin_hosts(policy: Any) -> tuple[list[Any], int]:
     pos: int = policy._position
     policy._position = pos + 1
     live = policy._live_hosts
-    kept = _LIVE
-    if live is not kept.of:
-        kept.hosts = list(live)  # the same order as the policy's iteration of the set
-        kept.of = live
-    hosts = kept.hosts
+    of, hosts = _LIVE.pair
+    if live is not of:
+        hosts = list(live)  # the same order as the policy's iteration of the set
+        _LIVE.pair = (live, hosts)
     length = len(hosts)
     return hosts, pos % length if length else 0
 
