@@ -1,7 +1,8 @@
 """Small requests against a real server (issue 43): one-row reads by key and one-row
 inserts through cqlcodec's own request path (``cqlcodec.aio.connect``) against the driver
 and the native clients, client CPU per request (getrusage user+sys of the process) and
-requests/s, with 100 requests in flight and one at a time; and two large reads through
+requests/s, with 100 requests in flight and one at a time (there also each request's
+latency: its median and 99th centile); and two large reads through
 ``aio.execute_columns`` on the request path against today's (the driver's) path.
 
 Table ``kv (id int PRIMARY KEY, name text, score double, ts timestamp, tags list<text>)``
@@ -14,7 +15,7 @@ requests, then ``--requests`` counted ones (a tenth of them one at a time). Case
 * ``driver``: ``execute_async`` with a window of 100 futures (one at a time:
   ``session.execute``); ``driver+install``: the same with ``cqlcodec.driver.install``;
 * ``cqlcodec vN``: ``FastSession.execute`` from 100 worker coroutines (one: 1 worker);
-* ``floor v4``: the least an asyncio client with this codec can cost: the request path's
+* ``floor vN``: the least an asyncio client with this codec can cost: the request path's
   own connection with a statement bound by ``cqlcodec.Prepared`` and the answers decoded
   by ``decode_result`` into tuples (reads and inserts), no routing, retries, timeouts,
   client timestamps or row factory; it asks for what the driver's default profile asks
@@ -79,6 +80,7 @@ def cases(protocol: int, large: bool = True, only: list[str] | None = None) -> l
     """Every case name: ``requests|inserts <client> <in flight>``, ``columns <what> <path>``
     (``only``: of these clients alone, e.g. ``["cqlcodec v4", "acsylla"]``)."""
     clients = ["driver", "driver+install", "cqlcodec v4", f"cqlcodec v{protocol}", "floor v4",
+               f"floor v{protocol}",
                *[p for p in PEERS if _installed(p)]]
     clients = [c for c in dict.fromkeys(clients) if only is None or c in only]
     out = [f"{kind} {c} {n}" for kind in ("requests", "inserts") for n in ("100", "1")
@@ -137,8 +139,18 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+LATENCIES: list[float] = []  # one at a time: each request's wall time (seconds)
+
+
 async def _workers(one: Any, keys: list[int], workers: int) -> None:
     it = iter(keys)
+    if workers == 1:  # one at a time: each request's latency kept too
+        clock = time.perf_counter
+        for k in it:
+            started = clock()
+            await one(k)
+            LATENCIES.append(clock() - started)
+        return
 
     async def worker() -> None:
         for k in it:
@@ -182,10 +194,15 @@ def _driver_window(session: Any, ps: Any, keys: list[int], window: int,
 def _measure(run: Any, inflight: str) -> dict[str, float]:
     run(_keys(WARMUP if inflight == "100" else max(1, WARMUP // 10)))
     keys = _keys(COUNTED[inflight])
+    LATENCIES.clear()
     cpu0, wall0 = _cpu(), time.perf_counter()
     run(keys)
     cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
-    return {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
+    out = {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
+    if len(LATENCIES) == len(keys):  # one at a time: the latency's median and 99th centile
+        cuts = statistics.quantiles(LATENCIES, n=100)
+        out["p50_us"], out["p99_us"] = cuts[49] * 1e6, cuts[98] * 1e6
+    return out
 
 
 def _cluster(host: str, port: int, protocol: int, timeout: float = 120) -> Any:
@@ -225,8 +242,11 @@ def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
         if client.startswith("driver"):
             if inflight == "1":
                 def sync(keys: list[int]) -> None:
+                    clock = time.perf_counter
                     for k in keys:
+                        started = clock()
                         session.execute(ps, values(k))
+                        LATENCIES.append(clock() - started)
                 return _measure(sync, inflight)
             return _measure(lambda keys: _driver_window(session, ps, keys, WINDOW, values),
                             inflight)
@@ -325,19 +345,24 @@ def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[
 
 def _floor_one(loop: asyncio.AbstractEventLoop, session: Any, ps: Any,
                values: Callable[[int], tuple[Any, ...]]) -> tuple[Any, Callable[[], None]]:
-    """The floor's request (a coroutine function of the key) and its connection's close.
-    It asks for the default profile's consistency and the session's page size, as the
-    request path does for ``ps`` (the server's work is the same)."""
+    """The floor's request (a coroutine function of the key) and its connection's close,
+    at the session's protocol version. It asks for the default profile's consistency and
+    the session's page size, as the request path does for ``ps`` (the server's work is
+    the same), but at v5 for rows with their column specs, as at v4 (the request path
+    asks for them without: ``cqlcodec.Prepared`` made from a driver statement has no
+    result columns to read them by)."""
     import cqlcodec
     from cqlcodec.driver.columns import prepared_of
     from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT, Parameters, execute_body
     from cqlcodec.requests.handshake import open_connection
 
+    version = session.cluster.protocol_version
     host = next(iter(session.cluster.metadata.all_hosts()))
-    conn = loop.run_until_complete(open_connection(loop, host, session.cluster, 4, 1024,
+    conn = loop.run_until_complete(open_connection(loop, host, session.cluster, version, 1024,
                                                    KEYSPACE, 30))
     ours = prepared_of(ps)
-    ours = cqlcodec.Prepared(ours.bind_columns, [], ours.pk_indexes, 4, ps.query_id)
+    ours = cqlcodec.Prepared(ours.bind_columns, [], ours.pk_indexes, version, ps.query_id)
+    metadata_id = ps.result_metadata_id if version >= 5 else None
     from cassandra.cluster import EXEC_PROFILE_DEFAULT
 
     consistency = session.get_execution_profile(EXEC_PROFILE_DEFAULT).consistency_level
@@ -348,10 +373,10 @@ def _floor_one(loop: asyncio.AbstractEventLoop, session: Any, ps: Any,
     async def one(k: int) -> None:
         if not conn.has_room():
             await conn.wait_slot()
-        frame = await conn.request(OP_EXECUTE, execute_body(4, ps.query_id, None, params,
-                                                            ours.bind(values(k)).values))
+        frame = await conn.request(OP_EXECUTE, execute_body(version, ps.query_id, metadata_id,
+                                                            params, ours.bind(values(k)).values))
         assert frame.opcode == OP_RESULT
-        decode(frame.body, 4)
+        decode(frame.body, version)
     return one, conn.close
 
 
@@ -439,7 +464,8 @@ def _line(case: str, got: dict[str, Any]) -> str:
                 f"{got['cpu_ratio']:.2f}x ({got['ours_req_s']:.0f} / {got['floor_req_s']:.0f} req/s)")
     if case.startswith("columns"):
         return f"{got['cpu_s']:8.2f} s CPU {got['wall_s']:8.2f} s wall {got['rows']:9.0f} rows"
-    return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s"
+    latency = f"  p50 {got['p50_us']:7.1f} us p99 {got['p99_us']:7.1f} us" if "p50_us" in got else ""
+    return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s{latency}"
 
 
 def round_order(names: list[str], r: int) -> list[str]:
@@ -496,7 +522,7 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
             got = json.loads(lines[-1])
             results[case].append(got)
             print(f"run {r + 1}/{runs} {case:34s} {_line(case, got)}", flush=True)
-    keys = {"cpu_us", "req_s", "cpu_s", "wall_s", "req_s_ratio", "cpu_ratio"}
+    keys = {"cpu_us", "req_s", "cpu_s", "wall_s", "req_s_ratio", "cpu_ratio", "p50_us", "p99_us"}
     medians = {c: {k: statistics.median(x[k] for x in v) for k in keys if k in v[0]}
                for c, v in results.items() if v}
     print(f"\nmedians of {runs} runs; cqlcodec compiled={cqlcodec.COMPILED}")
@@ -507,15 +533,21 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
         for n in ("100", "1"):
             for ours_client in ("cqlcodec v4", f"cqlcodec v{protocol}"):
                 ours = f"{kind} {ours_client} {n}"
-                for other in ("driver", "driver+install", "floor v4", *PEERS):
+                for other in dict.fromkeys(("driver", "driver+install", "floor v4",
+                                            f"floor v{protocol}", *PEERS)):
                     key = f"{kind} {other} {n}"
                     if ours in medians and key in medians:
                         ratios.append({"kind": kind, "in_flight": n, "ours": ours_client,
                                        "other": other,
                                        "cpu_ratio": medians[ours]["cpu_us"] / medians[key]["cpu_us"],
                                        "req_s_ratio": medians[ours]["req_s"] / medians[key]["req_s"]})
+                        p50 = ""
+                        if "p50_us" in medians[ours] and "p50_us" in medians[key]:
+                            ratios[-1]["p50_ratio"] = medians[ours]["p50_us"] / medians[key]["p50_us"]
+                            p50 = f", p50 latency {ratios[-1]['p50_ratio']:.2f}x"
                         print(f"{kind} {n:>3s} in flight, {ours_client} / {other:15s}: CPU "
-                              f"{ratios[-1]['cpu_ratio']:.2f}x, req/s {ratios[-1]['req_s_ratio']:.2f}x")
+                              f"{ratios[-1]['cpu_ratio']:.2f}x, req/s {ratios[-1]['req_s_ratio']:.2f}x"
+                              f"{p50}")
                 if ours_client == f"cqlcodec v{protocol}":
                     break
     for what in LARGE_QUERIES:

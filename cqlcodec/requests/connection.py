@@ -160,9 +160,11 @@ class Connection:
                 raise
 
     def request(self, opcode: int, body: bytes, flags: int = 0,
-                timeout: float | None = None) -> asyncio.Future[Frame]:
+                timeout: float | None = None, deadline: float | None = None
+                ) -> asyncio.Future[Frame]:
         """Queue a request; the future gets its answer (or the connection's error, or
-        the driver's ``OperationTimedOut`` after ``timeout`` seconds). Raises
+        the driver's ``OperationTimedOut`` after ``timeout`` seconds: at ``deadline``,
+        the loop's time, when the caller has it already). Raises
         ``ConnectionShutdown`` on a closed connection; the caller makes sure there is
         room (:meth:`has_room`, :meth:`wait_slot`)."""
         if self.closed:
@@ -173,7 +175,8 @@ class Connection:
         fut: asyncio.Future[Frame] = self._new_future()
         self._waiters[sid] = fut
         if timeout is not None:
-            self.deadlines.add(timeout, sid, fut, self.streams.in_use)
+            self.deadlines.add(timeout, sid, fut, self.streams.in_use,
+                               -1.0 if deadline is None else deadline)
         deflate = self.deflate
         if deflate is not None and len(body) >= SMALL_PAYLOAD:
             body = deflate(body)  # a smaller body goes as it is, its frame without the flag

@@ -1,14 +1,15 @@
 """Client timeouts of one connection's requests with one loop timer, not one per request.
 
-Most requests of a connection share one timeout (their execution profile's): their
-``(deadline, stream id, future, timeout)`` entries go to a FIFO queue (a list and the
-index of its head), in deadline order
-since the loop's clock only moves on; a request with another timeout (a retry's remaining
-time, a statement's own) goes to a heap. One ``loop.call_at`` waits for the earliest
-deadline of both. An answered request's entry leaves the queue when it comes to the front
-(answers come about in the order asked), the heap's when it comes to the top; when either
-holds more than twice the requests in flight, it is rebuilt without them (amortised: its
-size stays within a small multiple of the requests in flight).
+Most requests of a connection share one timeout (their execution profile's), so their
+deadlines come in the order they are asked (the loop's clock only moves on): a request's
+``(deadline, stream id, future, timeout)`` entry goes to a FIFO queue (a list and the
+index of its head) when its deadline is not before the last queued one; one that would
+expire earlier (a retry's remaining time, a statement's shorter timeout) goes to a heap.
+One ``loop.call_at`` waits for the earliest deadline of both. An answered request's entry
+leaves the queue when it comes to the front (answers come about in the order asked), the
+heap's when it comes to the top; when either holds more than twice the requests in
+flight, it is rebuilt without them (amortised: its size stays within a small multiple of
+the requests in flight).
 """
 
 from __future__ import annotations
@@ -39,21 +40,22 @@ class Deadlines:
         self._waiters: Final = waiters
         self._queue: list[tuple[float, int, Any, float]] = []
         self._head = 0  # the queue's entries before it are gone
-        self._queue_timeout = -1.0  # the timeout of the queue's entries (-1: none yet)
+        self._queue_last = 0.0  # the deadline of the entry queued last
         self._heap: list[tuple[float, int, int, Any, float]] = []
         self._seq = 0
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
 
-    def add(self, timeout: float, sid: int, fut: Any, in_flight: int) -> None:
-        """Time out ``fut`` (stream ``sid``) ``timeout`` seconds from now; ``in_flight``:
-        the connection's requests not answered (at least the entries still live)."""
-        at = self._clock() + timeout
-        queue = self._queue
-        head = self._head
-        if head == len(queue):
-            self._queue_timeout = timeout
-        if timeout == self._queue_timeout:
+    def add(self, timeout: float, sid: int, fut: Any, in_flight: int, at: float = -1.0) -> None:
+        """Time out ``fut`` (stream ``sid``) ``timeout`` seconds from now (``at``, the
+        loop's time, when the caller read the clock for it); ``in_flight``: the
+        connection's requests not answered (at least the entries still live)."""
+        if at < 0:
+            at = self._clock() + timeout
+        if at >= self._queue_last:
+            self._queue_last = at
+            queue = self._queue
+            head = self._head
             queue.append((at, sid, fut, timeout))
             waiters = self._waiters
             while True:  # the new entry is not answered: the loop ends there at the latest
@@ -128,6 +130,11 @@ class Deadlines:
     def size(self) -> int:
         """Entries kept, of answered requests too."""
         return len(self._queue) - self._head + len(self._heap)
+
+    @property
+    def out_of_order(self) -> int:
+        """Entries kept in the heap (deadlines earlier than one queued before them)."""
+        return len(self._heap)
 
     def pending(self) -> int:
         """Entries of requests not answered yet."""

@@ -91,7 +91,7 @@ def query_plan(session: Any, request: Request) -> HostPlan:
     driver's ``host=`` targeting does."""
     if request.host is not None:
         return HostPlan([request.host], None, False)
-    policy = request.settings.load_balancing
+    policy = request.load_balancing
     if type(policy) is RoundRobinPolicy:
         hosts, start = round_robin_hosts(policy)
         return HostPlan(hosts, None, True, start)

@@ -44,7 +44,6 @@ from cqlcodec.requests.speculative import plan_of, speculate
 from cqlcodec.requests.statements import (
     Binder,
     Request,
-    Settings,
     build_request,
     profiles_of,
     set_result_metadata,
@@ -115,20 +114,6 @@ class FastResult:
         return f"<FastResult {len(self.rows)} rows, more pages: {self.has_more_pages}>"
 
 
-class Attempt:
-    """The first try of a call (:meth:`FastSession._send_first`): its query plan, the
-    host it went to, its deadline (the loop's time; None: no timeout) and, once sent,
-    the connection, the answer's future and (after a failure) the answer."""
-
-    def __init__(self, plan: Iterator[Any], host: Any, deadline: float | None) -> None:
-        self.plan = plan
-        self.host = host
-        self.deadline = deadline
-        self.conn: Connection | None = None
-        self.fut: asyncio.Future[Frame] | None = None
-        self.answer: Frame | ConnectionShutdown | None = None
-
-
 class FastSession:
     """Requests of a driver session sent by cqlcodec on this loop (see :func:`connect`)."""
 
@@ -176,25 +161,26 @@ class FastSession:
             rows: list[Any] = []
             names: list[str] | None = None
             while True:
-                sent = self._send_first(req)
-                if sent is None:
+                if req.speculative is not None and req.idempotent:
                     page, host = await self._page_of(req, False)
-                elif sent.fut is None:
-                    page, host = await self._run(req, False, sent)
                 else:
-                    try:
-                        frame = await sent.fut
-                    except ConnectionShutdown as exc:
-                        sent.answer = exc
-                        page, host = await self._run(req, False, sent)
+                    fut = self._send_first(req)
+                    if fut is None:  # not sent: _run goes on from the first try's host
+                        page, host = await self._run(req, False, first=True)
                     else:
-                        if frame.opcode == OP_RESULT:
-                            page = self._decoder.page(frame, self.version, req.ps,
-                                                      req.sent_metadata, req.row_factory, False)
-                            host = sent.host
+                        try:
+                            frame = await fut
+                        except ConnectionShutdown as exc:
+                            page, host = await self._run(req, False, first=True, answer=exc)
                         else:
-                            sent.answer = frame
-                            page, host = await self._run(req, False, sent)
+                            if frame.opcode == OP_RESULT:
+                                page = self._decoder.page(frame, self.version, req.ps,
+                                                          req.sent_metadata, req.row_factory,
+                                                          False)
+                                host = req.sent_to
+                            else:
+                                page, host = await self._run(req, False, first=True,
+                                                             answer=frame)
                 got = page.rows
                 if got:
                     if not rows and type(got) is list:
@@ -233,14 +219,14 @@ class FastSession:
         """Prepare ``query`` (on one host of the plan; other hosts prepare it when they
         first answer ``UNPREPARED``): the driver's ``PreparedStatement``, registered with
         the cluster as ``session.prepare`` registers it."""
-        settings = self._settings_of(EXEC_PROFILE_DEFAULT)
-        req = Request(OP_PREPARE, query, None, None, settings)
+        req = Request(OP_PREPARE, query, None, None, self.session, EXEC_PROFILE_DEFAULT,
+                      self._profile_entry(EXEC_PROFILE_DEFAULT))
         req.keyspace = keyspace or self.session.keyspace
         errors: dict[Any, BaseException] = {}
         for host in query_plan(self.session, req):
             try:
-                conn = await self._pool.get(host, self.session.keyspace, settings.timeout)
-                msg = await self._prepare_on(conn, query, keyspace, settings.timeout)
+                conn = await self._pool.get(host, self.session.keyspace, req.timeout)
+                msg = await self._prepare_on(conn, query, keyspace, req.timeout)
             except _UNREACHABLE as exc:
                 errors[host] = exc
                 continue
@@ -280,22 +266,20 @@ class FastSession:
 
     # ----------------------------------------------------------------- internals
 
-    def _settings_of(self, profile: object) -> Settings:
-        # read per call, as the driver reads them: a profile changed since applies at once
+    def _profile_entry(self, profile: object) -> Any:
+        """The execution profile ``profile`` names when the cluster's profiles are read
+        straight from their dict (:func:`profiles_of`), else None (:class:`Settings`
+        looks it up the driver's way). Read per call, as the driver reads its
+        settings: a profile changed since applies at once."""
         profiles = self._profiles
-        if profiles is not None:
-            ep = profiles.get(profile)
-            if ep is not None:
-                return Settings(self.session, profile, ep)
-        return Settings(self.session, profile)
+        return None if profiles is None else profiles.get(profile)
 
     def _request(self, query: object, parameters: Any, timeout: object, profile: object,
                  paging_state: bytes | None, trace: bool) -> Request:
         if self.closed:
             raise ConnectionShutdown("cqlcodec: this FastSession is closed")
-        settings = self._settings_of(profile)
-        return build_request(self.session, self._binder, settings, query, parameters, timeout,
-                             paging_state, trace, _NOT_SET)
+        return build_request(self.session, self._binder, profile, self._profile_entry(profile),
+                             query, parameters, timeout, paging_state, trace, _NOT_SET)
 
     async def _prepare_on(self, conn: Connection, query: str, keyspace: str | None,
                           timeout: float | None) -> Any:
@@ -330,7 +314,7 @@ class FastSession:
     def _speculation(self, req: Request) -> Any:
         """The speculative execution plan of a call (None: one execution at a time), made
         as the driver makes it: for idempotent statements, when the profile has a policy."""
-        policy = req.settings.speculative
+        policy = req.speculative
         if policy is None or not req.idempotent:
             return None
         return plan_of(policy, req.keyspace or self.session.keyspace, req.policy_statement())
@@ -340,54 +324,54 @@ class FastSession:
         deadline = None if req.timeout is None else self._clock() + req.timeout
 
         def run(plan: Iterator[Any], at: float | None) -> Any:
-            return self._run(req, columnar, None, plan, at)
+            return self._run(req, columnar, plan, at)
         result, sent = await speculate(run, query_plan(self.session, req), spec, self.loop,
                                        deadline)
         self.speculative_executions += sent - 1
         page: tuple[Page, Any] = result
         return page
 
-    def _send_first(self, req: Request) -> Attempt | None:
+    def _send_first(self, req: Request) -> asyncio.Future[Frame] | None:
         """Send ``req`` to the first host of its plan when a connection there is ready for
-        it (the first try of :meth:`_run`, without a coroutine of its own); None: a call
-        with speculative executions (:meth:`_page_of` sends it)."""
-        if req.settings.speculative is not None and req.idempotent:
-            return None
+        it (the first try of :meth:`_run`, without a coroutine of its own): the answer's
+        future, else None; the try is kept on ``req`` (its plan, host, deadline and
+        connection) for :meth:`_run` to go on from. Not for calls with speculative
+        executions (:meth:`_page_of` sends them)."""
         plan = query_plan(self.session, req)
+        req.plan = plan
+        host = first_host(plan)
+        req.sent_to = host
+        req.conn = None
         timeout = req.timeout
-        sent = Attempt(plan, first_host(plan),
-                       None if timeout is None else self._clock() + timeout)
-        host = sent.host
+        deadline = None if timeout is None else self._clock() + timeout
+        req.deadline = deadline
         if host is None:
-            return sent
+            return None
         conn = self._pool.by_host_id.get(id(host))
         if conn is None or not conn.has_room():  # has_room: also not closed
-            return sent
+            return None
         keyspace = self.session.keyspace
         if keyspace and conn.keyspace != keyspace:
-            return sent
-        sent.fut = conn.request(req.opcode, req.body(self.version), req.flags, timeout)
-        sent.conn = conn
-        return sent
+            return None
+        req.conn = conn
+        return conn.request(req.opcode, req.body(self.version), req.flags, timeout, deadline)
 
-    async def _run(self, req: Request, columnar: bool, sent: Attempt | None = None,
-                   plan: Iterator[Any] | None = None,
-                   deadline: float | None = -1.0) -> tuple[Page, Any]:
+    async def _run(self, req: Request, columnar: bool, plan: Iterator[Any] | None = None,
+                   deadline: float | None = -1.0, first: bool = False,
+                   answer: Frame | ConnectionShutdown | None = None) -> tuple[Page, Any]:
         """Send ``req`` until a host answers it (its page) or the policies give up;
-        ``sent``: the first try, made by :meth:`_send_first` (with its answer when it
-        was sent); ``plan`` (the hosts to try) and ``deadline`` (the loop's time) of a
-        speculative execution are its call's."""
+        ``first``: go on from the first try :meth:`_send_first` made (``answer``: what it
+        got, None when it was not sent); ``plan`` (the hosts to try) and ``deadline`` (the
+        loop's time) of a speculative execution are its call's."""
         session = self.session
         version = self.version
         left: float | None = None
-        answer: Frame | ConnectionShutdown | None = None
         conn: Connection | None = None
-        if sent is not None:
-            plan = sent.plan
-            deadline = sent.deadline
-            host = sent.host
-            answer = sent.answer
-            conn = sent.conn
+        if first:
+            plan = req.plan
+            deadline = req.deadline
+            host = req.sent_to
+            conn = req.conn
         else:
             if deadline is not None and deadline < 0:
                 # the call's own deadline: what is left of it now is its whole timeout
@@ -521,8 +505,8 @@ async def connect(session: Any, *, max_in_flight: int = 1024,
     timeout = connect_timeout if connect_timeout is not None else \
         float(getattr(cluster, "connect_timeout", 5.0) or 5.0)
     fast = FastSession(session, loop, max_in_flight, timeout)
-    settings = fast._settings_of(EXEC_PROFILE_DEFAULT)
-    probe = Request(OP_PREPARE, "", None, None, settings)
+    probe = Request(OP_PREPARE, "", None, None, session, EXEC_PROFILE_DEFAULT,
+                    fast._profile_entry(EXEC_PROFILE_DEFAULT))
     errors: dict[Any, BaseException] = {}
     for host in query_plan(session, probe):
         try:

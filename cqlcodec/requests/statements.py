@@ -185,10 +185,7 @@ class Binder:
         """The encoded values and the routing key (None: the statement has none)."""
         kept: dict[str, Any] = ps.__dict__
         plan: _Plan | None = kept.get(_PLAN_KEY)  # the plan kept on it, if still its
-        if (plan is None or plan.column_metadata is not ps.column_metadata
-                or plan.protocol_version != ps.protocol_version
-                or plan.routing is not ps.routing_key_indexes
-                or plan.policy is not ps.column_encryption_policy):
+        if plan is None or not _made_for(plan, ps, kept):
             plan = _Plan(self._plan_of(ps))  # else made anew (what bind_plan checks and does)
             kept[_PLAN_KEY] = plan
         self.plan = plan
@@ -211,6 +208,40 @@ class Binder:
         return list(stmt.values), stmt.routing_key
 
 
+_PLAN_FIELDS: Final = ("column_metadata", "protocol_version", "routing_key_indexes",
+                       "column_encryption_policy")
+
+
+def _in_instance_dict(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether an instance's own dict holds these attributes of ``cls`` when it has them
+    (no data descriptor of those names on the class)."""
+    for name in names:
+        kind = type(inspect.getattr_static(cls, name, None))
+        if hasattr(kind, "__set__") or hasattr(kind, "__delete__"):
+            return False
+    return True
+
+
+_PLAN_FIELDS_IN_DICT: Final = _in_instance_dict(PreparedStatement, _PLAN_FIELDS)
+
+
+def _made_for(plan: _Plan, ps: PreparedStatement, kept: dict[str, Any]) -> bool:
+    """Whether ``plan`` was made for ``ps``'s current metadata, protocol, routing and
+    encryption policy (``kept``: its ``__dict__``, where the driver's own class has them)."""
+    if _PLAN_FIELDS_IN_DICT and type(ps) is PreparedStatement:
+        try:
+            return (plan.column_metadata is kept["column_metadata"]
+                    and plan.protocol_version == kept["protocol_version"]
+                    and plan.routing is kept["routing_key_indexes"]
+                    and plan.policy is kept["column_encryption_policy"])
+        except KeyError:
+            pass  # one not set on the instance: its class's, read as an attribute
+    return (plan.column_metadata is ps.column_metadata
+            and plan.protocol_version == ps.protocol_version
+            and plan.routing is ps.routing_key_indexes
+            and plan.policy is ps.column_encryption_policy)
+
+
 def _has_unset(values: Any) -> bool:
     if type(values) is tuple:
         row: tuple[object, ...] = values
@@ -224,18 +255,19 @@ def _has_unset(values: Any) -> bool:
     return False
 
 
-class Request:
-    """One statement's execution: what every page and every retry of it sends."""
+class Request(Settings):
+    """One statement's execution: what every page and every retry of it sends; its
+    settings are its execution profile's (``session``, ``profile``, ``ep`` as
+    :class:`Settings` takes them) until the statement's own replace them."""
 
     def __init__(self, opcode: int, query: str, ps: PreparedStatement | None,
-                 values: list[object] | None, settings: Settings) -> None:
+                 values: list[object] | None, session: Any, profile: object,
+                 ep: Any = None) -> None:
+        super().__init__(session, profile, ep)
         self.opcode = opcode
         self.query = query
         self.ps = ps
         self.values = values
-        self.settings = settings
-        self.consistency = settings.consistency
-        self.serial: int | None = settings.serial
         self.fetch_size = 0
         self.paging_state: bytes | None = None
         self.timestamp: int | None = None
@@ -246,9 +278,6 @@ class Request:
         self.idempotent = False
         self.is_read = False
         self.select = False  # a SELECT: sent without a client timestamp
-        self.timeout: float | None = settings.timeout
-        self.retry_policy: Any = settings.retry_policy
-        self.row_factory: Any = settings.row_factory
         self.trace = False
         self.statement: Any = None  # the driver statement handed to policies
         self.skip_metadata = False
@@ -258,6 +287,12 @@ class Request:
         self.host: Any = None  # the one host to send it to (None: the policy's plan)
         self.batch_type = 0  # OP_BATCH: the batch's type and its encoded statements
         self.batch_statements = b""
+        # the current page's first try (FastSession._send_first): its plan, the host it
+        # went to, its deadline (the loop's time; None: no timeout) and its connection
+        self.plan: Any = None
+        self.sent_to: Any = None
+        self.deadline: float | None = None
+        self.conn: Any = None
 
     @property
     def flags(self) -> int:
@@ -300,10 +335,11 @@ def _routing_of(stmt: Any) -> bytes | None:
     return key if isinstance(key, bytes) else None
 
 
-def build_request(session: Any, binder: Binder, settings: Settings, query: object,
+def build_request(session: Any, binder: Binder, profile: object, ep: Any, query: object,
                   parameters: Any, timeout: object, paging_state: bytes | None,
                   trace: bool, unset: object) -> Request:
-    """The :class:`Request` for ``session.execute(query, parameters, ...)``."""
+    """The :class:`Request` for ``session.execute(query, parameters, ...)`` (``profile``,
+    ``ep``: as :class:`Settings` takes them)."""
     if isinstance(query, BatchStatement) and not isinstance(query, EncodedBatch):
         raise UnsupportedRequestError(
             "cqlcodec's request path does not send a BatchStatement yet: use "
@@ -318,7 +354,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
     req: Request
     if isinstance(stmt, PreparedStatement):
         values, key = binder.bind(stmt, parameters)
-        req = Request(OP_EXECUTE, "", stmt, values, settings)  # the text: ps.query_string
+        req = Request(OP_EXECUTE, "", stmt, values, session, profile, ep)  # the text: ps.query_string
         req.routing_key = key
         plan = binder.plan
         if plan is not None and plan.keyspace is not None:
@@ -331,7 +367,7 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         if parameters:
             raise ValueError("a BoundStatement takes no parameters (they are bound already)")
         ps = stmt.prepared_statement
-        req = Request(OP_EXECUTE, "", ps, list(stmt.values), settings)
+        req = Request(OP_EXECUTE, "", ps, list(stmt.values), session, profile, ep)
         req.routing_key = _routing_of(stmt)
         req.statement = stmt
         _prepared_fields(req, ps)
@@ -339,14 +375,14 @@ def build_request(session: Any, binder: Binder, settings: Settings, query: objec
         text: str = stmt.query_string
         if parameters:
             text = bind_params(text, parameters, session.encoder)
-        req = Request(OP_QUERY, text, None, None, settings)
+        req = Request(OP_QUERY, text, None, None, session, profile, ep)
         req.routing_key = _routing_of(stmt)
         req.keyspace = stmt.keyspace or session.keyspace
         req.query_keyspace = stmt.keyspace if session.cluster.protocol_version >= 5 else None
         req.statement = stmt
         req.is_read = req.select = starts_with_select(text)
     elif isinstance(stmt, EncodedBatch):  # cqlcodec's own batches (columnar inserts)
-        req = Request(OP_BATCH, "", None, None, settings)
+        req = Request(OP_BATCH, "", None, None, session, profile, ep)
         req.batch_type = int(stmt.batch_type.value)
         req.batch_statements = stmt.encoded_statements
         req.routing_key = _routing_of(stmt)
@@ -389,16 +425,17 @@ def client_timestamp(generator: Any) -> int:
     if type(generator) is not MonotonicTimestampGenerator:
         result: int = generator()
         return result
-    lock = generator.lock
+    fields: dict[str, Any] = generator.__dict__  # the class has no descriptor for them
+    lock = fields["lock"]
     lock.acquire()
     try:
         now = int(_TIME() * 1e6)
-        last: int = generator.last
+        last: int = fields["last"]
         if now > last:
-            generator.last = now
+            fields["last"] = now
             return now
         generator._maybe_warn(now=now)
-        generator.last = last + 1
+        fields["last"] = last + 1
         return last + 1
     finally:
         lock.release()

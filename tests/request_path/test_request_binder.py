@@ -48,6 +48,37 @@ def test_a_statement_whose_columns_changed_is_bound_by_its_new_columns() -> None
     assert (values, key) == _drivers(ps, (5, "x"))
 
 
+def test_a_statement_whose_routing_changed_routes_by_its_new_key_columns() -> None:
+    ps = _statement([Int32Type, UTF8Type])
+    binder = Binder()
+    assert binder.bind(ps, (5, "x"))[1] == (5).to_bytes(4, "big")
+    ps.routing_key_indexes = [1]
+    assert binder.bind(ps, (5, "x")) == _drivers(ps, (5, "x")) and \
+        binder.bind(ps, (5, "x"))[1] == b"x"
+
+
+class _Columns:
+    """A statement class whose bind columns are a property (not in the instance's dict)."""
+
+    def __get__(self, ps: Any, kind: Any = None) -> Any:
+        kind_of_first = LongType if ps is not None and ps.__dict__.get("_wide") else Int32Type
+        return [ColumnMetadata("ks", "t", "c0", kind_of_first),
+                ColumnMetadata("ks", "t", "c1", UTF8Type)] if ps is not None else self
+
+    def __set__(self, ps: Any, value: Any) -> None:
+        pass  # the columns follow ``_wide``
+
+
+def test_a_subclass_with_a_columns_property_is_read_as_attributes() -> None:
+    made: Any = type("Subclassed", (PreparedStatement,), {"column_metadata": _Columns()})
+    ps = made([], b"q-sub", [0], "insert", "ks", 4, None, None, None)
+    binder = Binder()
+    first, _ = binder.bind(ps, (5, "x"))
+    ps._wide = True  # a new columns list each time: the plan is made again each call
+    second, _ = binder.bind(ps, (5, "x"))
+    assert (first[0], second[0]) == ((5).to_bytes(4, "big"), (5).to_bytes(8, "big"))
+
+
 def test_values_cqlcodec_refuses_get_the_drivers_error() -> None:
     ps = _statement([Int32Type, UTF8Type])
     with pytest.raises(Exception) as ours:
@@ -72,21 +103,22 @@ class _Session:
 def test_a_request_routes_by_the_table_of_the_statements_bind_columns_now() -> None:
     from cassandra.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ExecutionProfile
 
-    from cqlcodec.requests.statements import Settings, build_request
+    from cqlcodec.requests.statements import build_request
 
     ps = _statement([Int32Type, UTF8Type])
     binder = Binder()
-    settings = Settings(_Session(), EXEC_PROFILE_DEFAULT, ExecutionProfile())
-    req = build_request(_Session(), binder, settings, ps, (1, "a"), _NOT_SET, None, False,
-                        _NOT_SET)
+    profile = ExecutionProfile()
+    req = build_request(_Session(), binder, EXEC_PROFILE_DEFAULT, profile, ps, (1, "a"),
+                        _NOT_SET, None, False, _NOT_SET)
     assert (req.keyspace, req.table, req.fetch_size, req.timestamp) == ("ks", "t", 5000, 1)
     ps.column_metadata = [ColumnMetadata("ks2", "t2", "c0", Int32Type),
                           ColumnMetadata("ks2", "t2", "c1", UTF8Type)]
     ps.fetch_size = 10
-    req = build_request(_Session(), binder, settings, ps, (1, "a"), _NOT_SET, None, False,
-                        _NOT_SET)
+    req = build_request(_Session(), binder, EXEC_PROFILE_DEFAULT, profile, ps, (1, "a"),
+                        _NOT_SET, None, False, _NOT_SET)
     assert (req.keyspace, req.table, req.fetch_size) == ("ks2", "t2", 10)
     made: Any = PreparedStatement
     bare = made([], b"q-none", None, "select now() from system.local", "ks", 4, None, None, None)
-    req = build_request(_Session(), binder, settings, bare, (), _NOT_SET, None, False, _NOT_SET)
+    req = build_request(_Session(), binder, EXEC_PROFILE_DEFAULT, profile, bare, (), _NOT_SET,
+                        None, False, _NOT_SET)
     assert (req.keyspace, req.table) == ("ks", None)  # no bind columns: the statement's keyspace

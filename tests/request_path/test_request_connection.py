@@ -316,6 +316,24 @@ def test_deadlines_of_the_queue_and_the_heap_expire_in_deadline_order() -> None:
     assert [sid for sid, _ in asyncio.run(main())] == [5, 2, 4, 0, 3]
 
 
+def test_deadlines_in_asking_order_are_queued_whatever_the_first_timeout() -> None:
+    async def main() -> tuple[int, int, int]:
+        loop = asyncio.get_running_loop()
+        futs = [loop.create_future() for _ in range(300)]
+        waiters: list[Any] = list(futs)
+        deadlines = Deadlines(loop, lambda sid, fut, timeout: None, waiters)
+        deadlines.add(7.5, 0, futs[0], 1)  # a connection's first request: a retry's time left
+        for sid in range(1, 200):  # then the profile's timeout: later deadlines, queued
+            deadlines.add(60.0, sid, futs[sid], sid + 1)
+        queued_only = deadlines.out_of_order
+        deadlines.add(7.5, 200, futs[200], 201)  # earlier than the last queued: the heap
+        deadlines.add(60.0, 201, futs[201], 202)
+        heaped, kept = deadlines.out_of_order, deadlines.size
+        deadlines.clear()
+        return queued_only, heaped, kept
+    assert asyncio.run(main()) == (0, 1, 202)
+
+
 def test_deadlines_forget_answered_requests_and_expire_the_rest_in_order() -> None:
     async def main() -> list[int]:
         loop = asyncio.get_running_loop()

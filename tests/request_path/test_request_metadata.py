@@ -22,7 +22,7 @@ from cqlcodec.errors import CodecError  # noqa: E402
 from cqlcodec.requests.connection import Frame  # noqa: E402
 from cqlcodec.requests.decode import Decoder  # noqa: E402
 from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT  # noqa: E402
-from cqlcodec.requests.statements import Request, Settings, set_result_metadata  # noqa: E402
+from cqlcodec.requests.statements import Request, set_result_metadata  # noqa: E402
 
 ROWS = 2
 NO_METADATA = 0x0004
@@ -51,7 +51,7 @@ def _statement() -> Any:
 
 def test_the_metadata_sent_is_the_one_paired_with_the_id_sent() -> None:
     ps = _statement()
-    req = Request(OP_EXECUTE, "", ps, [], Settings(_session(), None))
+    req = Request(OP_EXECUTE, "", ps, [], _session(), None)
     req.skip_metadata = True
     req.body(5)
     assert req.sent_metadata is OLD
