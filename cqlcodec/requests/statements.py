@@ -185,7 +185,10 @@ class Binder:
         """The encoded values and the routing key (None: the statement has none)."""
         kept: dict[str, Any] = ps.__dict__
         plan: _Plan | None = kept.get(_PLAN_KEY)  # the plan kept on it, if still its
-        if plan is None or not _made_for(plan, ps, kept):
+        if (plan is None or plan.column_metadata is not ps.column_metadata
+                or plan.protocol_version != ps.protocol_version
+                or plan.routing is not ps.routing_key_indexes
+                or plan.policy is not ps.column_encryption_policy):
             plan = _Plan(self._plan_of(ps))  # else made anew (what bind_plan checks and does)
             kept[_PLAN_KEY] = plan
         self.plan = plan
@@ -206,40 +209,6 @@ class Binder:
                 pass  # the driver's own bind accepts the values or raises its error
         stmt: Any = BoundStatement(ps).bind(values)
         return list(stmt.values), stmt.routing_key
-
-
-_PLAN_FIELDS: Final = ("column_metadata", "protocol_version", "routing_key_indexes",
-                       "column_encryption_policy")
-
-
-def _in_instance_dict(cls: type, names: tuple[str, ...]) -> bool:
-    """Whether an instance's own dict holds these attributes of ``cls`` when it has them
-    (no data descriptor of those names on the class)."""
-    for name in names:
-        kind = type(inspect.getattr_static(cls, name, None))
-        if hasattr(kind, "__set__") or hasattr(kind, "__delete__"):
-            return False
-    return True
-
-
-_PLAN_FIELDS_IN_DICT: Final = _in_instance_dict(PreparedStatement, _PLAN_FIELDS)
-
-
-def _made_for(plan: _Plan, ps: PreparedStatement, kept: dict[str, Any]) -> bool:
-    """Whether ``plan`` was made for ``ps``'s current metadata, protocol, routing and
-    encryption policy (``kept``: its ``__dict__``, where the driver's own class has them)."""
-    if _PLAN_FIELDS_IN_DICT and type(ps) is PreparedStatement:
-        try:
-            return (plan.column_metadata is kept["column_metadata"]
-                    and plan.protocol_version == kept["protocol_version"]
-                    and plan.routing is kept["routing_key_indexes"]
-                    and plan.policy is kept["column_encryption_policy"])
-        except KeyError:
-            pass  # one not set on the instance: its class's, read as an attribute
-    return (plan.column_metadata is ps.column_metadata
-            and plan.protocol_version == ps.protocol_version
-            and plan.routing is ps.routing_key_indexes
-            and plan.policy is ps.column_encryption_policy)
 
 
 def _has_unset(values: Any) -> bool:
@@ -425,17 +394,16 @@ def client_timestamp(generator: Any) -> int:
     if type(generator) is not MonotonicTimestampGenerator:
         result: int = generator()
         return result
-    fields: dict[str, Any] = generator.__dict__  # the class has no descriptor for them
-    lock = fields["lock"]
+    lock = generator.lock
     lock.acquire()
     try:
         now = int(_TIME() * 1e6)
-        last: int = fields["last"]
+        last: int = generator.last
         if now > last:
-            fields["last"] = now
+            generator.last = now
             return now
         generator._maybe_warn(now=now)
-        fields["last"] = last + 1
+        generator.last = last + 1
         return last + 1
     finally:
         lock.release()
