@@ -1,9 +1,10 @@
 """Small requests against a real server (issue 43): one-row reads by key and one-row
 inserts through cqlcodec's own request path (``cqlcodec.aio.connect``) against the driver
-and the native clients, client CPU per request (getrusage user+sys of the process) and
-requests/s, with 100 requests in flight and one at a time (there also each request's
-latency: its median and 99th centile); and two large reads through
-``aio.execute_columns`` on the request path against today's (the driver's) path.
+and the native clients, client CPU per request (getrusage user+sys of the process), the
+server's CPU per request when it runs on this machine (its process found by the port it
+listens on, in ``/proc``) and requests/s, with 100 requests in flight and one at a time
+(there also each request's latency: its median and 99th centile); and two large reads
+through ``aio.execute_columns`` on the request path against today's (the driver's) path.
 
 Table ``kv (id int PRIMARY KEY, name text, score double, ts timestamp, tags list<text>)``
 with ``KV_ROWS`` rows; prepared ``SELECT * FROM kv WHERE id = ?`` on spread keys
@@ -139,6 +140,53 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def server_pid(host: str, port: int) -> int | None:
+    """The PID of the process of this machine listening on TCP ``port`` (Linux's
+    ``/proc``), when ``host`` is this machine and the process can be read; else None."""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    sockets = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
+                sockets.add(f"socket:[{cols[9]}]")
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()) if sockets else ():
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in sockets:
+                    return int(pid)
+            except OSError:
+                continue
+    return None
+
+
+SERVER: dict[str, int | None] = {"pid": None}  # the server's PID, when it runs here
+
+
+def _server_cpu() -> float:
+    """The server process's CPU time so far (user + system, seconds), -1.0 when it does
+    not run on this machine."""
+    pid = SERVER["pid"]
+    if pid is None:
+        return -1.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            cols = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1.0
+    return (int(cols[11]) + int(cols[12])) / os.sysconf("SC_CLK_TCK")
+
+
 LATENCIES: list[float] = []  # one at a time: each request's wall time (seconds)
 
 
@@ -195,10 +243,12 @@ def _measure(run: Any, inflight: str) -> dict[str, float]:
     run(_keys(WARMUP if inflight == "100" else max(1, WARMUP // 10)))
     keys = _keys(COUNTED[inflight])
     LATENCIES.clear()
-    cpu0, wall0 = _cpu(), time.perf_counter()
+    server0, cpu0, wall0 = _server_cpu(), _cpu(), time.perf_counter()
     run(keys)
-    cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
+    cpu, wall, server = _cpu() - cpu0, time.perf_counter() - wall0, _server_cpu() - server0
     out = {"cpu_us": cpu / len(keys) * 1e6, "req_s": len(keys) / wall, "requests": len(keys)}
+    if server0 >= 0:  # the server's CPU per request (its clock ticks: 10 ms)
+        out["server_cpu_us"] = server / len(keys) * 1e6
     if len(LATENCIES) == len(keys):  # one at a time: the latency's median and 99th centile
         cuts = statistics.quantiles(LATENCIES, n=100)
         out["p50_us"], out["p99_us"] = cuts[49] * 1e6, cuts[98] * 1e6
@@ -218,6 +268,7 @@ def _cluster(host: str, port: int, protocol: int, timeout: float = 120) -> Any:
 
 def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
     """Measure one case in this process."""
+    SERVER["pid"] = server_pid(host, port)
     kind, client, *rest = case.split()
     if kind == "columns":
         return _columns(client, rest[0], host, port, protocol)
@@ -297,14 +348,17 @@ def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
             loop.run_until_complete(_workers(one, _keys(WARMUP), WINDOW))
         keys = _keys(max(1, COUNTED["100"] // 10))
         got: dict[str, dict[str, list[float]]] = {
-            name: {"req_s": [], "cpu_us": []} for name in clients}
+            name: {"req_s": [], "cpu_us": [], "server_cpu_us": []} for name in clients}
         for i in range(SLICES):
             for name in (("floor", "ours") if i % 2 == 0 else ("ours", "floor")):
-                cpu0, wall0 = _cpu(), time.perf_counter()
+                server0, cpu0, wall0 = _server_cpu(), _cpu(), time.perf_counter()
                 loop.run_until_complete(_workers(clients[name], keys, WINDOW))
                 cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
+                server = _server_cpu() - server0
                 got[name]["req_s"].append(len(keys) / wall)
                 got[name]["cpu_us"].append(cpu / len(keys) * 1e6)
+                if server0 >= 0:
+                    got[name]["server_cpu_us"].append(server / len(keys) * 1e6)
         loop.run_until_complete(fast.close())
         close()
     finally:
@@ -312,9 +366,15 @@ def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
 
     def ratio(what: str) -> float:
         return statistics.median(a / b for a, b in zip(got["ours"][what], got["floor"][what]))
-    return {"req_s_ratio": ratio("req_s"), "cpu_ratio": ratio("cpu_us"),
-            "ours_req_s": statistics.median(got["ours"]["req_s"]),
-            "floor_req_s": statistics.median(got["floor"]["req_s"]), "slices": got}
+    out = {"req_s_ratio": ratio("req_s"), "cpu_ratio": ratio("cpu_us"),
+           "ours_req_s": statistics.median(got["ours"]["req_s"]),
+           "floor_req_s": statistics.median(got["floor"]["req_s"]), "slices": got}
+    if got["ours"]["server_cpu_us"] and sum(got["floor"]["server_cpu_us"]) > 0:
+        # the server's CPU per request, summed over the slices (a slice is a few of its
+        # 10 ms clock ticks)
+        out["server_cpu_ratio"] = sum(got["ours"]["server_cpu_us"]) / \
+            sum(got["floor"]["server_cpu_us"])
+    return out
 
 
 def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[str, float]:
@@ -460,12 +520,16 @@ def prepare_large(host: str, port: int, protocol: int) -> None:
 
 def _line(case: str, got: dict[str, Any]) -> str:
     if case.startswith("paired"):
+        server = f", server CPU/request {got['server_cpu_ratio']:.2f}x" \
+            if "server_cpu_ratio" in got else ""
         return (f"request path / floor: req/s {got['req_s_ratio']:.2f}x, CPU/request "
-                f"{got['cpu_ratio']:.2f}x ({got['ours_req_s']:.0f} / {got['floor_req_s']:.0f} req/s)")
+                f"{got['cpu_ratio']:.2f}x{server} ({got['ours_req_s']:.0f} / "
+                f"{got['floor_req_s']:.0f} req/s)")
     if case.startswith("columns"):
         return f"{got['cpu_s']:8.2f} s CPU {got['wall_s']:8.2f} s wall {got['rows']:9.0f} rows"
     latency = f"  p50 {got['p50_us']:7.1f} us p99 {got['p99_us']:7.1f} us" if "p50_us" in got else ""
-    return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s{latency}"
+    server = f"  server {got['server_cpu_us']:6.1f} us" if "server_cpu_us" in got else ""
+    return f"{got['cpu_us']:8.1f} us CPU/request {got['req_s']:9.0f} req/s{server}{latency}"
 
 
 def round_order(names: list[str], r: int) -> list[str]:
@@ -522,9 +586,10 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
             got = json.loads(lines[-1])
             results[case].append(got)
             print(f"run {r + 1}/{runs} {case:34s} {_line(case, got)}", flush=True)
-    keys = {"cpu_us", "req_s", "cpu_s", "wall_s", "req_s_ratio", "cpu_ratio", "p50_us", "p99_us"}
-    medians = {c: {k: statistics.median(x[k] for x in v) for k in keys if k in v[0]}
-               for c, v in results.items() if v}
+    keys = {"cpu_us", "req_s", "cpu_s", "wall_s", "req_s_ratio", "cpu_ratio", "p50_us", "p99_us",
+            "server_cpu_us", "server_cpu_ratio"}
+    medians = {c: {k: statistics.median(x[k] for x in v) for k in keys
+                   if all(k in x for x in v)} for c, v in results.items() if v}
     print(f"\nmedians of {runs} runs; cqlcodec compiled={cqlcodec.COMPILED}")
     for c, m in medians.items():
         print(f"{c:34s} " + "  ".join(f"{k} {v:10.2f}" for k, v in sorted(m.items())))
@@ -545,6 +610,11 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
                         if "p50_us" in medians[ours] and "p50_us" in medians[key]:
                             ratios[-1]["p50_ratio"] = medians[ours]["p50_us"] / medians[key]["p50_us"]
                             p50 = f", p50 latency {ratios[-1]['p50_ratio']:.2f}x"
+                        if "server_cpu_us" in medians[ours] and "server_cpu_us" in medians[key] \
+                                and medians[key]["server_cpu_us"] > 0:
+                            ratios[-1]["server_cpu_ratio"] = \
+                                medians[ours]["server_cpu_us"] / medians[key]["server_cpu_us"]
+                            p50 += f", server CPU/request {ratios[-1]['server_cpu_ratio']:.2f}x"
                         print(f"{kind} {n:>3s} in flight, {ours_client} / {other:15s}: CPU "
                               f"{ratios[-1]['cpu_ratio']:.2f}x, req/s {ratios[-1]['req_s_ratio']:.2f}x"
                               f"{p50}")
@@ -565,8 +635,12 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
             ratios.append({"kind": kind, "in_flight": "100", "ours": "cqlcodec v4",
                            "other": "floor v4, paired", "cpu_ratio": m["cpu_ratio"],
                            "req_s_ratio": m["req_s_ratio"]})
+            server = ""
+            if "server_cpu_ratio" in m:
+                ratios[-1]["server_cpu_ratio"] = m["server_cpu_ratio"]
+                server = f", server CPU/request {m['server_cpu_ratio']:.2f}x"
             print(f"{kind} 100 in flight, cqlcodec v4 / floor v4 in alternating slices of one "
-                  f"process: CPU {m['cpu_ratio']:.2f}x, req/s {m['req_s_ratio']:.2f}x")
+                  f"process: CPU {m['cpu_ratio']:.2f}x, req/s {m['req_s_ratio']:.2f}x{server}")
     for case, why in cannot.items():
         print(f"not run: {case}: {why}")
     os.makedirs(out_dir, exist_ok=True)
