@@ -156,7 +156,9 @@ def server_pid(host: str, port: int) -> int | None:
             cols = row.split()
             if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
                 sockets.add(f"socket:[{cols[9]}]")
-    for pid in (p for p in os.listdir("/proc") if p.isdigit()) if sockets else ():
+    if not sockets:
+        return None
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
@@ -606,18 +608,18 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
                                        "other": other,
                                        "cpu_ratio": medians[ours]["cpu_us"] / medians[key]["cpu_us"],
                                        "req_s_ratio": medians[ours]["req_s"] / medians[key]["req_s"]})
-                        p50 = ""
+                        extra = ""
                         if "p50_us" in medians[ours] and "p50_us" in medians[key]:
                             ratios[-1]["p50_ratio"] = medians[ours]["p50_us"] / medians[key]["p50_us"]
-                            p50 = f", p50 latency {ratios[-1]['p50_ratio']:.2f}x"
+                            extra = f", p50 latency {ratios[-1]['p50_ratio']:.2f}x"
                         if "server_cpu_us" in medians[ours] and "server_cpu_us" in medians[key] \
                                 and medians[key]["server_cpu_us"] > 0:
                             ratios[-1]["server_cpu_ratio"] = \
                                 medians[ours]["server_cpu_us"] / medians[key]["server_cpu_us"]
-                            p50 += f", server CPU/request {ratios[-1]['server_cpu_ratio']:.2f}x"
+                            extra += f", server CPU/request {ratios[-1]['server_cpu_ratio']:.2f}x"
                         print(f"{kind} {n:>3s} in flight, {ours_client} / {other:15s}: CPU "
                               f"{ratios[-1]['cpu_ratio']:.2f}x, req/s {ratios[-1]['req_s_ratio']:.2f}x"
-                              f"{p50}")
+                              f"{extra}")
                 if ours_client == f"cqlcodec v{protocol}":
                     break
     for what in LARGE_QUERIES:
