@@ -22,12 +22,14 @@ requests, then ``--requests`` counted ones (a tenth of them one at a time). Case
   client timestamps or row factory; it asks for what the driver's default profile asks
   (consistency ``LOCAL_ONE``, the session's page size), so the server does the same work
   for it as for the request path;
-* ``paired <kind> v4``: the floor and ``cqlcodec v4`` in one process on one loop, in
-  ``SLICES`` alternating slices each of a tenth of ``--requests`` (the first of each pair
-  alternating too): the server's own drift (its JIT, collections and compactions move
-  its CPU per request by 15% and more between cases seconds apart) falls on both alike;
-  the median over the pairs of the request path's req/s and CPU per request against the
-  floor's;
+* ``paired <kind> v4``: the floor, ``floor+`` and ``cqlcodec v4`` in one process on one
+  loop, in ``SLICES`` rounds of slices each of a quarter of ``--requests`` (the order turned
+  every round): the server's own drift (its JIT, collections and compactions move its CPU
+  per request by 15% and more between cases seconds apart) falls on all alike; the
+  median over the rounds of the request path's req/s and CPU per request against the
+  floor's, and ``floor+``'s: the floor plus three of the request path's duties done as it
+  does them (the driver's client timestamp on a write, the profile's timeout, the
+  session's query plan), what they cost before any other;
 * ``acsylla``, ``scyllapy``, ``rsylla``, ``scylladb-rs`` (ScyllaDB's Rust-based Python
   driver, package ``scylladb-rs-driver``, module ``scylla``): 100 worker coroutines (one:
   1), when installed;
@@ -326,10 +328,10 @@ def child(case: str, host: str, port: int, protocol: int = 5) -> dict[str, Any]:
 
 
 def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
-    """The floor and the request path (v4, 100 in flight) in ``SLICES`` alternating
-    slices each of a tenth of ``COUNTED["100"]`` requests on one loop: each slice's req/s
-    and CPU per request, and the medians over the pairs of the request path's against
-    the floor's."""
+    """The floor, ``floor+`` and the request path (v4, 100 in flight) in ``SLICES``
+    rounds of slices each of a quarter of ``COUNTED["100"]`` requests on one loop, the order
+    turned every round: each slice's req/s and CPU per request, and the medians over the
+    rounds of the request path's and ``floor+``'s against the floor's."""
     from cqlcodec import aio
 
     inserts = kind == "inserts"
@@ -341,18 +343,21 @@ def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
     asyncio.set_event_loop(loop)
     try:
         floor, close = _floor_one(loop, session, ps, values)
+        floor_plus, close_plus = _floor_one(loop, session, ps, values, duties=True)
         fast = loop.run_until_complete(aio.connect(session))
 
         async def ours(k: int) -> None:
             await fast.execute(ps, values(k))
-        clients = {"floor": floor, "ours": ours}
+        clients = {"floor": floor, "floor+": floor_plus, "ours": ours}
+        names = list(clients)
         for one in clients.values():
             loop.run_until_complete(_workers(one, _keys(WARMUP), WINDOW))
-        keys = _keys(max(1, COUNTED["100"] // 10))
+        keys = _keys(max(1, COUNTED["100"] // 4))
         got: dict[str, dict[str, list[float]]] = {
             name: {"req_s": [], "cpu_us": [], "server_cpu_us": []} for name in clients}
         for i in range(SLICES):
-            for name in (("floor", "ours") if i % 2 == 0 else ("ours", "floor")):
+            turn = i % len(names)
+            for name in names[turn:] + names[:turn]:
                 server0, cpu0, wall0 = _server_cpu(), _cpu(), time.perf_counter()
                 loop.run_until_complete(_workers(clients[name], keys, WINDOW))
                 cpu, wall = _cpu() - cpu0, time.perf_counter() - wall0
@@ -363,18 +368,23 @@ def _paired(kind: str, host: str, port: int) -> dict[str, Any]:
                     got[name]["server_cpu_us"].append(server / len(keys) * 1e6)
         loop.run_until_complete(fast.close())
         close()
+        close_plus()
     finally:
         cluster.shutdown()
 
-    def ratio(what: str) -> float:
-        return statistics.median(a / b for a, b in zip(got["ours"][what], got["floor"][what]))
+    def ratio(what: str, client: str = "ours") -> float:
+        return statistics.median(a / b for a, b in zip(got[client][what], got["floor"][what]))
     out = {"req_s_ratio": ratio("req_s"), "cpu_ratio": ratio("cpu_us"),
+           "plus_req_s_ratio": ratio("req_s", "floor+"),
+           "plus_cpu_ratio": ratio("cpu_us", "floor+"),
            "ours_req_s": statistics.median(got["ours"]["req_s"]),
            "floor_req_s": statistics.median(got["floor"]["req_s"]), "slices": got}
     if got["ours"]["server_cpu_us"] and sum(got["floor"]["server_cpu_us"]) > 0:
         # the server's CPU per request, summed over the slices (a slice is a few of its
         # 10 ms clock ticks)
         out["server_cpu_ratio"] = sum(got["ours"]["server_cpu_us"]) / \
+            sum(got["floor"]["server_cpu_us"])
+        out["plus_server_cpu_ratio"] = sum(got["floor+"]["server_cpu_us"]) / \
             sum(got["floor"]["server_cpu_us"])
     return out
 
@@ -406,13 +416,18 @@ def _columns(what: str, path: str, host: str, port: int, protocol: int) -> dict[
 
 
 def _floor_one(loop: asyncio.AbstractEventLoop, session: Any, ps: Any,
-               values: Callable[[int], tuple[Any, ...]]) -> tuple[Any, Callable[[], None]]:
+               values: Callable[[int], tuple[Any, ...]],
+               duties: bool = False) -> tuple[Any, Callable[[], None]]:
     """The floor's request (a coroutine function of the key) and its connection's close,
     at the session's protocol version. It asks for the default profile's consistency and
     the session's page size, as the request path does for ``ps`` (the server's work is
     the same), but at v5 for rows with their column specs, as at v4 (the request path
     asks for them without: ``cqlcodec.Prepared`` made from a driver statement has no
-    result columns to read them by)."""
+    result columns to read them by). ``duties`` (``floor+``): each request also does
+    three things the request path does for every call, with its own functions: the
+    session's query plan asked for its first host, the driver's client timestamp on a
+    write (the cluster's generator, under its lock) and the profile's request timeout
+    (a deadline kept by the connection)."""
     import cqlcodec
     from cqlcodec.driver.columns import prepared_of
     from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT, Parameters, execute_body
@@ -439,7 +454,28 @@ def _floor_one(loop: asyncio.AbstractEventLoop, session: Any, ps: Any,
                                                             params, ours.bind(values(k)).values))
         assert frame.opcode == OP_RESULT
         decode(frame.body, version)
-    return one, conn.close
+    if not duties:
+        return one, conn.close
+    from cqlcodec.requests.routing import first_host, query_plan
+    from cqlcodec.requests.statements import Request, client_timestamp
+
+    generator = session.cluster.timestamp_generator
+    probe = Request(OP_EXECUTE, "", ps, None, session, EXEC_PROFILE_DEFAULT)
+    timeout = probe.timeout
+    write = not ps.result_metadata  # a SELECT is sent without a client timestamp
+
+    async def one_plus(k: int) -> None:
+        first_host(query_plan(session, probe))
+        if not conn.has_room():
+            await conn.wait_slot()
+        p = Parameters(int(consistency), None, session.default_fetch_size, None,
+                       client_timestamp(generator) if write else None, None, False)
+        frame = await conn.request(OP_EXECUTE, execute_body(version, ps.query_id, metadata_id,
+                                                            p, ours.bind(values(k)).values),
+                                   0, timeout)
+        assert frame.opcode == OP_RESULT
+        decode(frame.body, version)
+    return one_plus, conn.close
 
 
 def _peer(peer: str, host: str, port: int, inflight: str, workers: int,
@@ -526,7 +562,10 @@ def _line(case: str, got: dict[str, Any]) -> str:
             if "server_cpu_ratio" in got else ""
         return (f"request path / floor: req/s {got['req_s_ratio']:.2f}x, CPU/request "
                 f"{got['cpu_ratio']:.2f}x{server} ({got['ours_req_s']:.0f} / "
-                f"{got['floor_req_s']:.0f} req/s)")
+                f"{got['floor_req_s']:.0f} req/s); floor+ / floor: req/s "
+                f"{got['plus_req_s_ratio']:.2f}x, CPU/request {got['plus_cpu_ratio']:.2f}x"
+                + (f", server CPU/request {got['plus_server_cpu_ratio']:.2f}x"
+                   if "plus_server_cpu_ratio" in got else ""))
     if case.startswith("columns"):
         return f"{got['cpu_s']:8.2f} s CPU {got['wall_s']:8.2f} s wall {got['rows']:9.0f} rows"
     latency = f"  p50 {got['p50_us']:7.1f} us p99 {got['p99_us']:7.1f} us" if "p50_us" in got else ""
@@ -589,7 +628,8 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
             results[case].append(got)
             print(f"run {r + 1}/{runs} {case:34s} {_line(case, got)}", flush=True)
     keys = {"cpu_us", "req_s", "cpu_s", "wall_s", "req_s_ratio", "cpu_ratio", "p50_us", "p99_us",
-            "server_cpu_us", "server_cpu_ratio"}
+            "server_cpu_us", "server_cpu_ratio", "plus_req_s_ratio", "plus_cpu_ratio",
+            "plus_server_cpu_ratio"}
     medians = {c: {k: statistics.median(x[k] for x in v) for k in keys
                    if all(k in x for x in v)} for c, v in results.items() if v}
     print(f"\nmedians of {runs} runs; cqlcodec compiled={cqlcodec.COMPILED}")
@@ -631,18 +671,21 @@ def run_group(host: str, port: int, protocol: int, runs: int, out_dir: str,
             print(f"columns {what}: request path / today's path: client CPU "
                   f"{ratios[-1]['cpu_ratio']:.2f}x, wall {ratios[-1]['wall_ratio']:.2f}x")
     for kind in ("requests", "inserts"):
-        paired = f"paired {kind} v4"
-        if paired in medians:
-            m = medians[paired]
-            ratios.append({"kind": kind, "in_flight": "100", "ours": "cqlcodec v4",
-                           "other": "floor v4, paired", "cpu_ratio": m["cpu_ratio"],
-                           "req_s_ratio": m["req_s_ratio"]})
+        m = medians.get(f"paired {kind} v4", {})
+        # the request path's ratios to the floor in the paired slices, then floor+'s
+        for client, key in (("cqlcodec v4", ""), ("floor+ v4", "plus_")):
+            if f"{key}req_s_ratio" not in m:
+                continue
+            ratios.append({"kind": kind, "in_flight": "100", "ours": client,
+                           "other": "floor v4, paired", "cpu_ratio": m[f"{key}cpu_ratio"],
+                           "req_s_ratio": m[f"{key}req_s_ratio"]})
             server = ""
-            if "server_cpu_ratio" in m:
-                ratios[-1]["server_cpu_ratio"] = m["server_cpu_ratio"]
-                server = f", server CPU/request {m['server_cpu_ratio']:.2f}x"
-            print(f"{kind} 100 in flight, cqlcodec v4 / floor v4 in alternating slices of one "
-                  f"process: CPU {m['cpu_ratio']:.2f}x, req/s {m['req_s_ratio']:.2f}x{server}")
+            if f"{key}server_cpu_ratio" in m:
+                ratios[-1]["server_cpu_ratio"] = m[f"{key}server_cpu_ratio"]
+                server = f", server CPU/request {m[f'{key}server_cpu_ratio']:.2f}x"
+            print(f"{kind} 100 in flight, {client} / floor v4 in the same slices of one "
+                  f"process: CPU {m[f'{key}cpu_ratio']:.2f}x, req/s "
+                  f"{m[f'{key}req_s_ratio']:.2f}x{server}")
     for case, why in cannot.items():
         print(f"not run: {case}: {why}")
     os.makedirs(out_dir, exist_ok=True)
