@@ -427,7 +427,8 @@ def _floor_one(loop: asyncio.AbstractEventLoop, session: Any, ps: Any,
     three things the request path does for every call, with its own functions: the
     session's query plan asked for its first host, the driver's client timestamp on a
     write (the cluster's generator, under its lock) and the profile's request timeout
-    (a deadline kept by the connection)."""
+    (a deadline kept by the connection); its parameters are made per request, with the
+    session's page size read then, as the request path reads it."""
     import cqlcodec
     from cqlcodec.driver.columns import prepared_of
     from cqlcodec.requests.frames import OP_EXECUTE, OP_RESULT, Parameters, execute_body
@@ -558,14 +559,14 @@ def prepare_large(host: str, port: int, protocol: int) -> None:
 
 def _line(case: str, got: dict[str, Any]) -> str:
     if case.startswith("paired"):
-        server = f", server CPU/request {got['server_cpu_ratio']:.2f}x" \
-            if "server_cpu_ratio" in got else ""
+        server, plus_server = (
+            f", server CPU/request {got[key]:.2f}x" if key in got else ""
+            for key in ("server_cpu_ratio", "plus_server_cpu_ratio"))
         return (f"request path / floor: req/s {got['req_s_ratio']:.2f}x, CPU/request "
                 f"{got['cpu_ratio']:.2f}x{server} ({got['ours_req_s']:.0f} / "
                 f"{got['floor_req_s']:.0f} req/s); floor+ / floor: req/s "
                 f"{got['plus_req_s_ratio']:.2f}x, CPU/request {got['plus_cpu_ratio']:.2f}x"
-                + (f", server CPU/request {got['plus_server_cpu_ratio']:.2f}x"
-                   if "plus_server_cpu_ratio" in got else ""))
+                f"{plus_server}")
     if case.startswith("columns"):
         return f"{got['cpu_s']:8.2f} s CPU {got['wall_s']:8.2f} s wall {got['rows']:9.0f} rows"
     latency = f"  p50 {got['p50_us']:7.1f} us p99 {got['p99_us']:7.1f} us" if "p50_us" in got else ""
